@@ -1,0 +1,58 @@
+// Clock: the one source of time for every component. Production code uses SystemClock();
+// tests hand in a SimulatedClock and advance it, so nothing sleeps for real or reads wall time.
+// SystemClock is thread-safe; SimulatedClock is thread-safe too (a mutex guards its state).
+#ifndef BENCHFLEET_COMMON_CLOCK_H_
+#define BENCHFLEET_COMMON_CLOCK_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#include "absl/time/time.h"
+
+namespace benchfleet {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+
+  // Returns the wall-clock time: for timestamps only, never for durations.
+  virtual absl::Time Now() = 0;
+
+  // Returns a monotonic reading, for durations. Its origin is arbitrary.
+  virtual absl::Duration Monotonic() = 0;
+
+  // Blocks for d (a simulated clock returns when the test has advanced it by d).
+  virtual void SleepFor(absl::Duration d) = 0;
+};
+
+// Returns the process-wide real clock.
+Clock& SystemClock();
+
+// A clock that moves only when the test says so. SleepFor blocks until Advance() has moved the
+// clock past the deadline, so code under test that sleeps can be stepped deterministically.
+class SimulatedClock : public Clock {
+ public:
+  explicit SimulatedClock(absl::Time start = absl::FromUnixSeconds(1767225600));  // 2026-01-01
+
+  absl::Time Now() override;
+  absl::Duration Monotonic() override;
+  void SleepFor(absl::Duration d) override;
+
+  // Moves the clock forward by d and wakes the sleepers whose deadline has passed.
+  void Advance(absl::Duration d);
+
+  // Returns how many threads are blocked in SleepFor right now.
+  int sleepers();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  absl::Duration elapsed_;  // guarded by mu_
+  const absl::Time start_;
+  int sleepers_ = 0;  // guarded by mu_
+};
+
+}  // namespace benchfleet
+
+#endif  // BENCHFLEET_COMMON_CLOCK_H_

@@ -1,0 +1,58 @@
+#include "tests/support/pg_test_db.h"
+
+#include <cstdlib>
+#include <pqxx/pqxx>
+
+#include "common/hashing.h"
+
+namespace benchfleet::testing {
+namespace {
+
+// Replaces the database name (the path) of a libpq URL.
+std::string WithDatabase(const std::string& url, const std::string& db) {
+  // postgresql://user@host:port/dbname?params
+  size_t scheme = url.find("://");
+  size_t slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  size_t query = url.find('?');
+  std::string base = slash == std::string::npos ? url.substr(0, query) : url.substr(0, slash);
+  std::string params = query == std::string::npos ? "" : url.substr(query);
+  return base + "/" + db + params;
+}
+
+}  // namespace
+
+std::string TestServerUrl() {
+  const char* url = std::getenv("BENCHFLEET_TEST_DATABASE_URL");
+  return url == nullptr ? "" : url;
+}
+
+PgTestDb::PgTestDb() : admin_url_(TestServerUrl()) {
+  if (admin_url_.empty()) return;
+  std::string id = NewUuid();
+  name_ = "bf_test_" + id.substr(0, 8) + id.substr(9, 4);
+  pqxx::connection c(admin_url_);
+  pqxx::nontransaction tx(c);
+  tx.exec("CREATE DATABASE " + name_);
+  url_ = WithDatabase(admin_url_, name_);
+}
+
+PgTestDb::~PgTestDb() {
+  if (name_.empty()) return;
+  try {
+    pqxx::connection c(admin_url_);
+    pqxx::nontransaction tx(c);
+    tx.exec("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  } catch (const std::exception&) {
+    // The server may already be gone at the end of an interrupted suite; scripts/test removes it.
+  }
+}
+
+std::string PgTestDb::QueryValue(const std::string& sql) const {
+  pqxx::connection c(url_);
+  pqxx::nontransaction tx(c);
+  pqxx::result r = tx.exec(sql);
+  if (r.empty() || r[0].empty() || r[0][0].is_null()) return "";
+  return r[0][0].c_str();
+}
+
+}  // namespace benchfleet::testing
