@@ -31,3 +31,11 @@ pg_stop() {
   [[ -f "$dir/data/postmaster.pid" ]] && pg_as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1
   return 0
 }
+
+# Starts a server that pg_start initialised and pg_stop stopped, on the same port.
+pg_resume() {
+  local dir=$1 port=$2
+  pg_as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/socket -c max_connections=200" start >/dev/null \
+    || { cat "$dir/server.log" >&2; return 1; }
+}

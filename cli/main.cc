@@ -1,0 +1,140 @@
+// benchfleet: the operator's command. Argument parsing and output formatting only; it reads
+// from a coordinator's Admin service.
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "cli/admin_client.h"
+#include "cli/output_format.h"
+#include "common/version.h"
+
+namespace benchfleet::cli {
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+std::string DefaultCoordinator() {
+  const char* env = std::getenv("BENCHFLEET_COORDINATOR");
+  return env != nullptr && *env != '\0' ? env : "127.0.0.1:7443";
+}
+
+// Parses "2026-11-30" or an RFC 3339 time ("2026-11-30T12:00:00Z").
+absl::StatusOr<absl::Time> ParseTime(const std::string& text) {
+  absl::Time t;
+  std::string err;
+  if (absl::ParseTime(absl::RFC3339_full, text, &t, &err)) return t;
+  if (absl::ParseTime("%Y-%m-%d", text, absl::UTCTimeZone(), &t, &err)) return t;
+  return absl::InvalidArgumentError(
+      absl::StrCat("cannot read the time \"", text, "\": use 2026-11-30 or 2026-11-30T12:00:00Z"));
+}
+
+absl::Status ParseLabels(const std::vector<std::string>& labels,
+                         google::protobuf::Map<std::string, std::string>* out) {
+  for (const auto& label : labels) {
+    size_t eq = label.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("label \"", label, "\" is not of the form key=value"));
+    }
+    (*out)[label.substr(0, eq)] = label.substr(eq + 1);
+  }
+  return absl::OkStatus();
+}
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "benchfleet: %s\n", std::string(status.message()).c_str());
+  return status.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitError;
+}
+
+void SetTimestamp(absl::Time t, google::protobuf::Timestamp* ts) {
+  ts->set_seconds(absl::ToUnixSeconds(t));
+  ts->set_nanos(static_cast<int32_t>((t - absl::FromUnixSeconds(ts->seconds())) / absl::Nanoseconds(1)));
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "benchfleet: operate a benchfleet coordinator.\n"
+      "Lists the runs agents have recorded and the agents (machines) of the fleet."};
+  app.set_version_flag("--version", std::string(kVersion));
+  app.require_subcommand(1);
+  app.fallthrough();  // --coordinator may come after the subcommand too
+  std::string coordinator = DefaultCoordinator();
+  app.add_option("--coordinator", coordinator,
+                 "Coordinator address host:port (default: $BENCHFLEET_COORDINATOR or 127.0.0.1:7443)");
+  std::string format_name = "table";
+
+  // benchfleet runs
+  auto* runs = app.add_subcommand("runs", "List runs, oldest first, with every figure each run measured");
+  std::vector<std::string> agent_ids, labels;
+  std::string task, backend, series, since, until;
+  runs->add_option("--agent", agent_ids, "Only runs of this agent id (repeatable)");
+  runs->add_option("--label", labels, "Only agents with this label, key=value (repeatable)");
+  runs->add_option("--task", task, "Only runs of this task, e.g. txt2img-sd15-512-20steps");
+  runs->add_option("--backend", backend, "Only runs of this backend, e.g. llama-server");
+  runs->add_option("--series", series, "Only runs of this series id");
+  runs->add_option("--since", since, "Only runs that started at or after this time");
+  runs->add_option("--until", until, "Only runs that started before this time");
+  runs->add_option("--format", format_name, "table, csv (the runs.csv form) or json (one run per line)");
+
+  // benchfleet agents
+  auto* agents = app.add_subcommand("agents", "List the agents (machines) the coordinator knows");
+  std::vector<std::string> agent_labels;
+  agents->add_option("--label", agent_labels, "Only agents with this label, key=value (repeatable)");
+  agents->add_option("--format", format_name, "table, csv or json");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+
+  auto format = ParseFormat(format_name);
+  if (!format.ok()) return Fail(format.status());
+  AdminClient client(coordinator);
+
+  if (runs->parsed()) {
+    v1::ListRunsRequest request;
+    for (const auto& id : agent_ids) request.add_agent_ids(id);
+    if (auto s = ParseLabels(labels, request.mutable_labels()); !s.ok()) return Fail(s);
+    request.set_task(task);
+    request.set_backend(backend);
+    request.set_series_id(series);
+    if (!since.empty()) {
+      auto t = ParseTime(since);
+      if (!t.ok()) return Fail(t.status());
+      SetTimestamp(*t, request.mutable_since());
+    }
+    if (!until.empty()) {
+      auto t = ParseTime(until);
+      if (!t.ok()) return Fail(t.status());
+      SetTimestamp(*t, request.mutable_until());
+    }
+    auto result = client.ListAllRuns(request);
+    if (!result.ok()) return Fail(result.status());
+    auto text = FormatRuns(*result, *format);
+    if (!text.ok()) return Fail(text.status());
+    std::fwrite(text->data(), 1, text->size(), stdout);
+    return 0;
+  }
+
+  v1::ListMachinesRequest request;
+  if (auto s = ParseLabels(agent_labels, request.mutable_labels()); !s.ok()) return Fail(s);
+  auto result = client.ListMachines(request);
+  if (!result.ok()) return Fail(result.status());
+  auto text = FormatAgents(*result, *format);
+  if (!text.ok()) return Fail(text.status());
+  std::fwrite(text->data(), 1, text->size(), stdout);
+  return 0;
+}
+
+}  // namespace benchfleet::cli
+
+int main(int argc, char** argv) { return benchfleet::cli::Main(argc, argv); }

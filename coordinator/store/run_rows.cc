@@ -1,0 +1,140 @@
+#include "coordinator/store/run_rows.h"
+
+#include <cctype>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/proto_json.h"
+#include "common/record_validation.h"
+#include "coordinator/store/pg_text.h"
+
+namespace benchfleet::coordinator {
+namespace {
+
+void Tab(std::string* out) { out->push_back('\t'); }
+
+void AppendTimestamp(bool has, const google::protobuf::Timestamp& ts, std::string* out) {
+  // An unset or zero timestamp is "unknown", as in runs.csv.
+  if (!has || (ts.seconds() == 0 && ts.nanos() == 0)) {
+    AppendCopyNull(out);
+    return;
+  }
+  const absl::Time t = absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+  out->append(TimestamptzLiteral(t));
+}
+
+std::string ProvenanceKind(const v1::Provenance& provenance) {
+  switch (provenance.kind()) {
+    case v1::Provenance::KIND_LIVE: return "live";
+    case v1::Provenance::KIND_FILE: return "file";
+    default: return "unspecified";
+  }
+}
+
+// Appends the flag codes as a text[] literal, e.g. {"CACHE_HIT","NEW_CODE"}.
+void AppendFlagArray(const v1::RunRecord& record, std::string* out) {
+  std::string literal = "{";
+  for (int i = 0; i < record.flags_size(); ++i) {
+    if (i > 0) literal.push_back(',');
+    literal.push_back('"');
+    for (const char c : record.flags(i).code()) {
+      if (c == '"' || c == '\\') literal.push_back('\\');
+      literal.push_back(c);
+    }
+    literal.push_back('"');
+  }
+  literal.push_back('}');
+  AppendCopyField(literal, out);
+}
+
+// Appends the metrics as one object {name: value}, so SQL reads a figure with ->>.
+void AppendMetricsObject(const v1::RunRecord& record, std::string* out) {
+  std::string json = "{";
+  for (int i = 0; i < record.metrics_size(); ++i) {
+    if (i > 0) json.push_back(',');
+    AppendJsonString(record.metrics(i).name(), &json);
+    json.push_back(':');
+    AppendJsonNumber(record.metrics(i).value(), &json);
+  }
+  json.push_back('}');
+  AppendCopyField(json, out);
+}
+
+}  // namespace
+
+const char kRunRowColumns[] =
+    "run_id, series_id, task_id, agent_id, conditions_fingerprint, backend, task, mode, phase, "
+    "call_index, repetition, start_time, end_time, wall_seconds, status, simulated, provenance, "
+    "agent_version, flags, metrics, record";
+
+std::string CanonicalRunId(const std::string& run_id) {
+  std::string id = run_id;
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return id;
+}
+
+absl::Status AppendRunRow(const v1::RunRecord& record, PreparedRuns* out) {
+  // The JSON form first: it is the one step that can fail, and then nothing is appended.
+  absl::StatusOr<std::string> json = MessageToJson(record);
+  if (!json.ok()) return json.status();
+  ReplaceJsonNulEscapes(&*json);
+
+  std::string& line = out->rows;
+  const size_t offset = line.size();
+  PreparedRun run;
+  run.run_id = CanonicalRunId(record.run_id());
+  line.append(run.run_id);
+  Tab(&line);
+  AppendCopyField(record.series_id(), &line);
+  Tab(&line);
+  AppendCopyField(record.task_id(), &line);
+  Tab(&line);
+  AppendCopyField(record.agent_id(), &line);
+  Tab(&line);
+  AppendCopyField(record.conditions_fingerprint(), &line);
+  Tab(&line);
+  AppendCopyField(record.backend(), &line);
+  Tab(&line);
+  AppendCopyField(record.task(), &line);
+  Tab(&line);
+  AppendCopyField(record.mode(), &line);
+  Tab(&line);
+  line.append(PhaseName(record.phase()));
+  Tab(&line);
+  absl::StrAppend(&line, record.call_index());
+  Tab(&line);
+  absl::StrAppend(&line, record.repetition());
+  Tab(&line);
+  AppendTimestamp(record.has_start_time(), record.start_time(), &line);
+  Tab(&line);
+  AppendTimestamp(record.has_end_time(), record.end_time(), &line);
+  Tab(&line);
+  if (record.has_wall_duration()) {
+    AppendJsonNumber(record.wall_duration().seconds() + record.wall_duration().nanos() / 1e9,
+                     &line);
+  } else {
+    AppendCopyNull(&line);
+  }
+  Tab(&line);
+  line.append(StatusName(record.status().code()));
+  Tab(&line);
+  line.append(record.simulated() ? "t" : "f");
+  Tab(&line);
+  line.append(ProvenanceKind(record.provenance()));
+  Tab(&line);
+  AppendCopyField(record.agent_version(), &line);
+  Tab(&line);
+  AppendFlagArray(record, &line);
+  Tab(&line);
+  AppendMetricsObject(record, &line);
+  Tab(&line);
+  AppendCopyField(*json, &line);
+  line.push_back('\n');
+
+  run.offset = offset;
+  run.size = line.size() - offset;
+  out->runs.push_back(std::move(run));
+  return absl::OkStatus();
+}
+
+}  // namespace benchfleet::coordinator

@@ -1,0 +1,57 @@
+// Processes of a small fleet for the pipeline tests: a benchfleet-coordinator and
+// benchfleet-agent commands, each a real process of the built binaries, with their logs in a
+// temporary folder. Not thread-safe.
+#ifndef BENCHFLEET_TESTS_INTEGRATION_FLEET_H_
+#define BENCHFLEET_TESTS_INTEGRATION_FLEET_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "tests/support/subprocess.h"
+
+namespace benchfleet::testing {
+
+// A coordinator process on a fixed port, restartable on the same port after a kill.
+class CoordinatorProcess {
+ public:
+  CoordinatorProcess(std::string database_url, std::string work_dir);
+
+  // Starts the process and waits until it logs that it is listening. False on timeout.
+  bool Start(absl::Duration timeout = absl::Seconds(60));
+  void Kill(int signo);
+  int Wait();
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string log() const;
+
+ private:
+  std::string database_url_;
+  std::string work_dir_;
+  int port_;
+  int metrics_port_;
+  int starts_ = 0;
+  std::unique_ptr<Subprocess> process_;
+};
+
+// Starts `benchfleet-agent ARGS...`, logging to work_dir/NAME.log.
+std::unique_ptr<Subprocess> StartAgent(const std::string& work_dir, const std::string& name,
+                                       std::vector<std::string> args);
+
+// Returns the content of a file, or "" when it cannot be read.
+std::string ReadAll(const std::string& path);
+
+// Polls the condition every 50 ms until it holds or the timeout passes; returns the last value.
+template <typename F>
+bool PollUntil(F condition, absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
+  while (!condition()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return true;
+}
+
+}  // namespace benchfleet::testing
+
+#endif  // BENCHFLEET_TESTS_INTEGRATION_FLEET_H_
