@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace benchfleet::cli {
@@ -38,6 +40,7 @@ absl::StatusOr<std::vector<v1::RunRecord>> AdminClient::ListAllRuns(v1::ListRuns
     if (response.next_page_token().empty()) break;
     request.set_page_token(response.next_page_token());
   }
+  std::reverse(runs.begin(), runs.end());
   return runs;
 }
 

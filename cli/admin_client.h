@@ -18,7 +18,8 @@ class AdminClient {
   // address is host:port; deadline bounds each call.
   explicit AdminClient(std::string address, absl::Duration deadline = absl::Seconds(30));
 
-  // Returns every run matching request, following pages.
+  // Returns every run matching request, following pages, oldest first (the order a series ran
+  // in; the Admin service pages newest first).
   absl::StatusOr<std::vector<v1::RunRecord>> ListAllRuns(v1::ListRunsRequest request);
 
   absl::StatusOr<std::vector<v1::Machine>> ListMachines(const v1::ListMachinesRequest& request);

@@ -43,14 +43,6 @@ std::string JoinMap(const google::protobuf::Map<std::string, std::string>& map) 
   return absl::StrJoin(sorted, ";", absl::PairFormatter("="));
 }
 
-std::string ProvenanceText(const v1::Provenance& p) {
-  switch (p.kind()) {
-    case v1::Provenance::KIND_LIVE: return "live";
-    case v1::Provenance::KIND_FILE: return absl::StrCat(p.file(), ":", p.line());
-    default: return "";
-  }
-}
-
 }  // namespace
 
 std::string CsvField(std::string_view value) {
@@ -119,7 +111,8 @@ std::string RunsToCsv(const std::vector<v1::RunRecord>& records) {
     for (const auto& o : r.outputs()) hashes.push_back(o.sha256());
     row["outputs_sha256"] = absl::StrJoin(hashes, ";");
     row["simulated"] = r.simulated() ? "SIMULATED" : "";
-    row["provenance"] = ProvenanceText(r.provenance());
+    row["provenance"] =
+        r.provenance().kind() == v1::Provenance::KIND_UNSPECIFIED ? "" : ProvenanceText(r.provenance());
     row["agent_version"] = r.agent_version();
     for (const auto& m : r.metrics()) row[MetricColumn(m)] = FormatDouble(m.value());
     for (const auto& f : r.memory()) row[MemoryColumn(f)] = absl::StrCat(f.bytes());

@@ -83,4 +83,12 @@ std::string StatusName(v1::RunStatus::Code code) {
   }
 }
 
+std::string ProvenanceText(const v1::Provenance& provenance) {
+  switch (provenance.kind()) {
+    case v1::Provenance::KIND_LIVE: return "live";
+    case v1::Provenance::KIND_FILE: return absl::StrCat(provenance.file(), ":", provenance.line());
+    default: return "unspecified";
+  }
+}
+
 }  // namespace benchfleet

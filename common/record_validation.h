@@ -32,6 +32,10 @@ std::string PhaseName(v1::Phase phase);
 // Returns the status's short name ("ok", "failed").
 std::string StatusName(v1::RunStatus::Code code);
 
+// Returns where a record came from as one text: "live", or "FILE:LINE" for a record read from a
+// file ("unspecified" when the record does not say). The form of runs.csv and of runs.provenance.
+std::string ProvenanceText(const v1::Provenance& provenance);
+
 }  // namespace benchfleet
 
 #endif  // BENCHFLEET_COMMON_RECORD_VALIDATION_H_

@@ -29,12 +29,18 @@ absl::StatusOr<std::unique_ptr<SeriesFolderWriter>> SeriesFolderWriter::Open(
   return writer;
 }
 
-absl::Status SeriesFolderWriter::Add(const v1::RunRecord& record) {
-  auto line = MessageToJson(record);
-  if (!line.ok()) return line.status();
-  if (auto s = jsonl_->Append(*line + "\n"); !s.ok()) return s;
+absl::Status SeriesFolderWriter::Add(const v1::RunRecord& record) { return AddBatch({record}); }
+
+absl::Status SeriesFolderWriter::AddBatch(const std::vector<v1::RunRecord>& records) {
+  std::string lines;
+  for (const v1::RunRecord& record : records) {
+    auto line = MessageToJson(record);
+    if (!line.ok()) return line.status();
+    absl::StrAppend(&lines, *line, "\n");
+  }
+  if (auto s = jsonl_->Append(lines); !s.ok()) return s;
   if (auto s = jsonl_->Sync(); !s.ok()) return s;
-  records_.push_back(record);
+  records_.insert(records_.end(), records.begin(), records.end());
   return env_->WriteFileAtomically(JoinPath(dir_, kRunsCsvFile), RunsToCsv(records_));
 }
 

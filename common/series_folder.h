@@ -31,6 +31,10 @@ class SeriesFolderWriter {
   // Appends the record to runs.jsonl (synced) and rewrites runs.csv.
   absl::Status Add(const v1::RunRecord& record);
 
+  // Appends the records to runs.jsonl with one sync and rewrites runs.csv once: for many runs
+  // at a time (Add per run rewrites the CSV each time, quadratic over a long series).
+  absl::Status AddBatch(const std::vector<v1::RunRecord>& records);
+
   const std::string& dir() const { return dir_; }
 
  private:

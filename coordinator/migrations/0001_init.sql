@@ -56,7 +56,7 @@ CREATE TABLE runs (
   wall_seconds double precision,
   status text NOT NULL,         -- 'ok' | 'failed'
   simulated boolean NOT NULL,
-  provenance text NOT NULL,     -- 'live' | 'file' | 'unspecified'
+  provenance text NOT NULL,     -- 'live' | 'FILE:LINE' (read from a file) | 'unspecified'
   agent_version text NOT NULL,
   flags text[] NOT NULL,        -- flag codes, an open set
   metrics jsonb NOT NULL,

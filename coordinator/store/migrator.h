@@ -5,10 +5,13 @@
 #ifndef BENCHFLEET_COORDINATOR_STORE_MIGRATOR_H_
 #define BENCHFLEET_COORDINATOR_STORE_MIGRATOR_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
 #include "coordinator/store/migrations.h"
 
 namespace benchfleet::coordinator {
@@ -20,6 +23,13 @@ absl::Status Migrate(const std::string& database_url, const std::vector<Migratio
 
 // Migrate with EmbeddedMigrations().
 absl::Status Migrate(const std::string& database_url);
+
+// Migrate with EmbeddedMigrations(), retrying with backoff (on `clock`) while the database is
+// unreachable, for up to `timeout`; then UNAVAILABLE naming the (password-free) URL. Returns
+// CANCELLED early when `cancelled` (if given) turns true between attempts.
+absl::Status MigrateWhenReachable(const std::string& database_url, Clock& clock,
+                                  absl::Duration timeout,
+                                  const std::function<bool()>& cancelled = nullptr);
 
 }  // namespace benchfleet::coordinator
 

@@ -1,6 +1,8 @@
 #include "coordinator/store/pg_text.h"
 
+#include <array>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 
 namespace benchfleet::coordinator {
@@ -11,28 +13,41 @@ constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";  // U+FFFD in UTF-
 }  // namespace
 
 void AppendCopyField(std::string_view value, std::string* out) {
-  // Most fields need no escaping: append them in one go.
+  // Bytes that need care, found by table; most fields have none and go out in one append.
+  static constexpr auto kSpecial = [] {
+    std::array<bool, 256> t{};
+    t['\\'] = t['\t'] = t['\n'] = t['\r'] = t[0] = true;
+    return t;
+  }();
   size_t start = 0;
   for (size_t i = 0; i < value.size(); ++i) {
-    const char c = value[i];
-    const char* escape = nullptr;
-    switch (c) {
-      case '\\': escape = "\\\\"; break;
-      case '\t': escape = "\\t"; break;
-      case '\n': escape = "\\n"; break;
-      case '\r': escape = "\\r"; break;
-      case '\0': break;
-      default: continue;
-    }
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (!kSpecial[c]) continue;
     out->append(value.data() + start, i - start);
-    if (escape != nullptr) {
-      out->append(escape);
-    } else {
-      out->append(kReplacementChar);
+    switch (c) {
+      case '\\': out->append("\\\\"); break;
+      case '\t': out->append("\\t"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      default: out->append(kReplacementChar); break;
     }
     start = i + 1;
   }
   out->append(value.data() + start, value.size() - start);
+}
+
+void AppendCopyJson(std::string_view json, std::string* out) {
+  // JSON text holds no raw tab, newline, carriage return or NUL: only backslashes (its escapes)
+  // need doubling, and memchr finds them fast.
+  const char* p = json.data();
+  const char* end = p + json.size();
+  while (const void* hit = std::memchr(p, '\\', static_cast<size_t>(end - p))) {
+    const char* backslash = static_cast<const char*>(hit);
+    out->append(p, backslash + 1);
+    out->push_back('\\');
+    p = backslash + 1;
+  }
+  out->append(p, end);
 }
 
 void AppendJsonString(std::string_view value, std::string* out) {

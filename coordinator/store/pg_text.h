@@ -17,6 +17,9 @@ namespace benchfleet::coordinator {
 // escaped; a NUL (which no PostgreSQL text can hold) becomes U+FFFD.
 void AppendCopyField(std::string_view value, std::string* out);
 
+// AppendCopyField for JSON text (as the JSON writers make it: control characters escaped).
+void AppendCopyJson(std::string_view json, std::string* out);
+
 // Appends a COPY NULL field.
 inline void AppendCopyNull(std::string* out) { out->append("\\N"); }
 

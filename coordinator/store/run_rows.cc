@@ -3,10 +3,10 @@
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/time.h"
-#include "common/proto_json.h"
 #include "common/record_validation.h"
+#include "coordinator/store/civil_time.h"
 #include "coordinator/store/pg_text.h"
+#include "coordinator/store/proto_json_writer.h"
 
 namespace benchfleet::coordinator {
 namespace {
@@ -19,16 +19,10 @@ void AppendTimestamp(bool has, const google::protobuf::Timestamp& ts, std::strin
     AppendCopyNull(out);
     return;
   }
-  const absl::Time t = absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
-  out->append(TimestamptzLiteral(t));
-}
-
-std::string ProvenanceKind(const v1::Provenance& provenance) {
-  switch (provenance.kind()) {
-    case v1::Provenance::KIND_LIVE: return "live";
-    case v1::Provenance::KIND_FILE: return "file";
-    default: return "unspecified";
-  }
+  // Already range-checked by the JSON writer. PostgreSQL rounds the nanoseconds to microseconds.
+  AppendCivilSecond(ToCivilSecond(ts.seconds()), ' ', out);
+  AppendJsonFraction(ts.nanos(), out);
+  out->append("+00");
 }
 
 // Appends the flag codes as a text[] literal, e.g. {"CACHE_HIT","NEW_CODE"}.
@@ -75,9 +69,12 @@ std::string CanonicalRunId(const std::string& run_id) {
 
 absl::Status AppendRunRow(const v1::RunRecord& record, PreparedRuns* out) {
   // The JSON form first: it is the one step that can fail, and then nothing is appended.
-  absl::StatusOr<std::string> json = MessageToJson(record);
-  if (!json.ok()) return json.status();
-  ReplaceJsonNulEscapes(&*json);
+  // The proto3 JSON mapping of common/proto_json.h, by the store's fast writer (see its header).
+  thread_local std::string json;
+  json.clear();
+  absl::Status written = AppendProtoJson(record, &json);
+  if (!written.ok()) return written;
+  ReplaceJsonNulEscapes(&json);
 
   std::string& line = out->rows;
   const size_t offset = line.size();
@@ -120,7 +117,7 @@ absl::Status AppendRunRow(const v1::RunRecord& record, PreparedRuns* out) {
   Tab(&line);
   line.append(record.simulated() ? "t" : "f");
   Tab(&line);
-  line.append(ProvenanceKind(record.provenance()));
+  AppendCopyField(ProvenanceText(record.provenance()), &line);
   Tab(&line);
   AppendCopyField(record.agent_version(), &line);
   Tab(&line);
@@ -128,7 +125,7 @@ absl::Status AppendRunRow(const v1::RunRecord& record, PreparedRuns* out) {
   Tab(&line);
   AppendMetricsObject(record, &line);
   Tab(&line);
-  AppendCopyField(*json, &line);
+  AppendCopyJson(json, &line);
   line.push_back('\n');
 
   run.offset = offset;

@@ -1,6 +1,6 @@
 // The row form of a run in the `runs` table: which columns a group commit writes and the COPY
-// text line for one record. Owned by store/ (PgRunStore::PrepareRun and the tests of the COPY
-// format). Pure functions; thread-safe.
+// text line for one record. Owned by store/ (PgRunStore::PrepareRun); the ingest benchmark uses
+// it to COPY the very same rows as its baseline. Pure functions; thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_STORE_RUN_ROWS_H_
 #define BENCHFLEET_COORDINATOR_STORE_RUN_ROWS_H_
 

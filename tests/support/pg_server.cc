@@ -38,7 +38,7 @@ bool PgServer::RunScript(const std::string& body, std::string* output) {
 bool PgServer::Start() {
   dir_ = MakeTempDir("pgserver");
   std::string out;
-  if (!RunScript("pg_start '" + dir_ + "' && echo $PG_PORT", &out)) return false;
+  if (!RunScript("pg_start '" + dir_ + "' && echo \\$PG_PORT", &out)) return false;
   port_ = std::atoi(out.c_str());
   return port_ > 0;
 }

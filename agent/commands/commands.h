@@ -1,0 +1,53 @@
+// The benchfleet-agent commands, one Run function each; main.cc parses the flags into these
+// structs. Each returns the process exit code (agent_context.h) and prints its own errors.
+// Called once per process from the main thread.
+#ifndef BENCHFLEET_AGENT_COMMANDS_COMMANDS_H_
+#define BENCHFLEET_AGENT_COMMANDS_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace benchfleet::agent {
+
+struct ConditionsFlags {
+  std::string config;
+};
+int RunConditionsCommand(const ConditionsFlags& flags);
+
+struct ServeFlags {
+  std::string config;
+  std::string coordinator;
+  std::string state_dir;
+  std::string token_file;
+  double send_rate = 0;
+  bool exit_when_drained = false;
+};
+int RunServeCommand(const ServeFlags& flags);
+
+struct SimulateFlags {
+  std::string out;
+  int runs = 12;
+  std::string series;
+  std::string config;
+  std::string state_dir;
+  std::string coordinator;
+  std::string token_file;
+  double timeout_seconds = 300;
+  int connect_attempts = 5;
+};
+int RunSimulateCommand(const SimulateFlags& flags);
+
+struct ImportFlags {
+  std::vector<std::string> paths;
+  std::string coordinator;
+  std::string config;
+  std::string state_dir;
+  std::string token_file;
+  double timeout_seconds = 300;
+  int connect_attempts = 5;
+};
+int RunImportCommand(const ImportFlags& flags);
+
+}  // namespace benchfleet::agent
+
+#endif  // BENCHFLEET_AGENT_COMMANDS_COMMANDS_H_

@@ -1,0 +1,118 @@
+// benchfleet-agent serve: the long-running agent. Drains the outbox to the coordinator until
+// SIGTERM/SIGINT (or, with --exit-when-drained, until the outbox is empty).
+#include <signal.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include "absl/strings/str_cat.h"
+#include "agent/commands/agent_context.h"
+#include "agent/commands/commands.h"
+#include "agent/outbox/outbox.h"
+#include "agent/uplink/uplink.h"
+#include "common/version.h"
+
+namespace benchfleet::agent {
+namespace {
+
+// How often the main thread looks at signals, the uplink and the outbox.
+constexpr long kPollNanos = 100'000'000;
+// How often a changed state is reported on stderr.
+constexpr int kReportEveryPolls = 100;  // 10 s
+
+}  // namespace
+
+int RunServeCommand(const ServeFlags& flags) {
+  Env* env = Env::Default();
+  auto config = LoadConfigFor(env, flags.config);
+  if (!config.ok()) {
+    PrintError("serve", config.status());
+    return kExitBadInput;
+  }
+  const std::string coordinator = ResolveCoordinator(flags.coordinator, *config);
+  if (coordinator.empty()) {
+    PrintError("serve", absl::InvalidArgumentError(
+                            "no coordinator: pass --coordinator, set BENCHFLEET_COORDINATOR or coordinator: in agent.yaml"));
+    return kExitBadInput;
+  }
+  if (flags.send_rate < 0) {
+    PrintError("serve", absl::InvalidArgumentError("--send-rate must be >= 0 records/s"));
+    return kExitBadInput;
+  }
+  if (auto s = CheckTokenFile(env, flags.token_file); !s.ok()) {
+    PrintError("serve", s);
+    return kExitBadInput;
+  }
+
+  // Block the stop signals before any thread starts, so every thread inherits the mask and only
+  // the sigtimedwait below ever sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto setup = SetUpAgent(env, *config, flags.state_dir);
+  if (!setup.ok()) {
+    PrintError("serve", setup.status());
+    return kExitFailed;
+  }
+  auto outbox = Outbox::Open(env, JoinPath(setup->state_dir, "outbox"));
+  if (!outbox.ok()) {
+    PrintError("serve", outbox.status());
+    return kExitFailed;
+  }
+  const OutboxRecovery& recovered = (*outbox)->recovery();
+  PrintProgress(absl::StrCat("benchfleet-agent ", kVersion, " serve: agent ", setup->agent_id, ", state ",
+                             setup->state_dir, ", coordinator ", coordinator, "; outbox holds ",
+                             recovered.records, " records to send",
+                             recovered.torn_bytes > 0 ? absl::StrCat(" (", recovered.torn_bytes,
+                                                                     " torn bytes ignored)")
+                                                      : ""));
+
+  UplinkOptions options = MakeUplinkOptions(*setup, coordinator, flags.token_file);
+  options.send_rate = flags.send_rate;
+  Uplink uplink(std::move(options), outbox->get());
+  if (auto s = uplink.Start(); !s.ok()) {
+    PrintError("serve", s);
+    return kExitBadInput;
+  }
+
+  int exit_code = kExitOk;
+  std::string last_report;
+  for (int poll = 0;; ++poll) {
+    const struct timespec wait = {0, kPollNanos};
+    const int signo = sigtimedwait(&stop_signals, nullptr, &wait);
+    if (signo == SIGINT || signo == SIGTERM) {
+      PrintProgress(absl::StrCat("serve: ", signo == SIGINT ? "SIGINT" : "SIGTERM", ", stopping; ",
+                                 (*outbox)->depth(), " records stay in the outbox"));
+      break;
+    }
+    if (absl::Status s = uplink.status(); !s.ok()) {
+      PrintError("serve", s);
+      exit_code = kExitFailed;
+      break;
+    }
+    const size_t depth = (*outbox)->depth();
+    if (flags.exit_when_drained && depth == 0) {
+      PrintProgress("serve: outbox drained, exiting (--exit-when-drained)");
+      break;
+    }
+    if (poll % kReportEveryPolls == 0) {
+      const UplinkStats stats = uplink.stats();
+      std::string report = absl::StrCat("serve: outbox ", depth, " records; sent so far: ", stats.stored, " stored, ",
+                                        stats.duplicates, " duplicates, ", stats.rejected, " rejected");
+      if (report != last_report) PrintProgress(report);
+      last_report = std::move(report);
+    }
+  }
+  uplink.Stop();
+  const UplinkStats stats = uplink.stats();
+  PrintProgress(absl::StrCat("serve: stopped; ", stats.stored, " stored, ", stats.duplicates, " duplicates, ",
+                             stats.rejected, " rejected",
+                             stats.rejected > 0 ? absl::StrCat(" (reasons in ", JoinPath((*outbox)->dir(), kOutboxRejectedFile), ")")
+                                                : ""));
+  return exit_code;
+}
+
+}  // namespace benchfleet::agent

@@ -1,0 +1,48 @@
+#include "agent/conditions/conditions_probe.h"
+
+#include "agent/conditions/linux_probe.h"
+#include "agent/conditions/macos_probe.h"
+#include "common/conditions_fingerprint.h"
+#include "common/version.h"
+
+namespace benchfleet::agent {
+
+std::unique_ptr<ConditionsProbe> NewPlatformProbe(Env* env) {
+#if defined(__APPLE__)
+  return std::make_unique<MacOsProbe>();
+#else
+  return std::make_unique<LinuxProbe>(env);
+#endif
+}
+
+std::vector<std::unique_ptr<AcceleratorProbe>> NewAcceleratorProbes(Env* env) {
+  // Vendor probes (NVIDIA, AMD, Apple) register here.
+  return {};
+}
+
+absl::StatusOr<v1::MachineConditions> CaptureConditions(
+    ConditionsProbe& platform, const std::vector<std::unique_ptr<AcceleratorProbe>>& accelerators,
+    const std::map<std::string, std::string>& labels, Clock& clock) {
+  v1::MachineConditions conditions;
+  if (auto s = platform.Probe(&conditions); !s.ok()) return s;
+  for (const auto& probe : accelerators) {
+    if (auto s = probe->Probe(&conditions); !s.ok()) return s;
+  }
+  conditions.mutable_labels()->insert(labels.begin(), labels.end());
+  conditions.set_agent_version(kVersion);
+  const absl::Time now = clock.Now();
+  const int64_t seconds = absl::ToUnixSeconds(now);
+  conditions.mutable_capture_time()->set_seconds(seconds);
+  conditions.mutable_capture_time()->set_nanos(
+      static_cast<int32_t>(absl::ToInt64Nanoseconds(now - absl::FromUnixSeconds(seconds))));
+  conditions.set_fingerprint(ConditionsFingerprint(conditions));
+  return conditions;
+}
+
+absl::StatusOr<v1::MachineConditions> CaptureMachineConditions(
+    Env* env, const std::map<std::string, std::string>& labels) {
+  auto platform = NewPlatformProbe(env);
+  return CaptureConditions(*platform, NewAcceleratorProbes(env), labels, env->clock());
+}
+
+}  // namespace benchfleet::agent

@@ -1,0 +1,151 @@
+#include "agent/config/agent_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
+#include <span>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "agent/string_views.h"
+
+namespace benchfleet::agent {
+namespace {
+
+constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "labels", "allow"};
+constexpr const char* kAllowKeys[] = {"backends", "executables", "model_dirs", "urls"};
+
+// Builds errors that point at a line of the file.
+class ErrorAt {
+ public:
+  explicit ErrorAt(std::string_view source) : source_(source) {}
+  absl::Status operator()(const YAML::Node& node, std::string_view message) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ToAbsl(source_), ":", node.Mark().line + 1, ": ", ToAbsl(message)));
+  }
+
+ private:
+  std::string source_;
+};
+
+absl::StatusOr<std::string> ScalarString(const YAML::Node& node, std::string_view name, const ErrorAt& error) {
+  if (!node.IsScalar()) return error(node, absl::StrCat(ToAbsl(name), " must be a string"));
+  return node.Scalar();
+}
+
+absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& node, std::string_view name,
+                                                    bool absolute_paths, const ErrorAt& error) {
+  std::vector<std::string> out;
+  if (node.IsNull()) return out;
+  if (!node.IsSequence()) return error(node, absl::StrCat(ToAbsl(name), " must be a list of strings"));
+  for (const YAML::Node& item : node) {
+    if (!item.IsScalar() || item.Scalar().empty()) {
+      return error(item, absl::StrCat(ToAbsl(name), " must be a list of non-empty strings"));
+    }
+    if (absolute_paths && item.Scalar()[0] != '/') {
+      return error(item, absl::StrCat(ToAbsl(name), " entry '", item.Scalar(), "' must be an absolute path"));
+    }
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
+// Checks that node is a map with only known keys, none twice.
+absl::Status CheckKeys(const YAML::Node& node, std::string_view where, std::span<const char* const> known,
+                       const ErrorAt& error) {
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    const YAML::Node& key = entry.first;
+    const std::string name = key.IsScalar() ? key.Scalar() : "?";
+    if (std::find_if(known.begin(), known.end(), [&](const char* k) { return name == k; }) == known.end()) {
+      return error(key, absl::StrCat("unknown key '", ToAbsl(where), name, "' (known keys: ",
+                                     absl::StrJoin(known, ", "), ")"));
+    }
+    if (!seen.insert(name).second) {
+      return error(key, absl::StrCat("key '", ToAbsl(where), name, "' is given twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AgentConfig> Parse(const YAML::Node& root, std::string_view source) {
+  const ErrorAt error(source);
+  AgentConfig config;
+  config.source = std::string(source);
+  if (root.IsNull()) return config;  // an empty file: all defaults
+  if (!root.IsMap()) {
+    return error(root, absl::StrCat("the top level must be a map with the keys ", absl::StrJoin(kTopKeys, ", ")));
+  }
+  if (auto s = CheckKeys(root, "", kTopKeys, error); !s.ok()) return s;
+
+  if (const YAML::Node node = root["coordinator"]; node && !node.IsNull()) {
+    auto value = ScalarString(node, "coordinator", error);
+    if (!value.ok()) return value.status();
+    config.coordinator = *value;
+  }
+  if (const YAML::Node node = root["state_dir"]; node && !node.IsNull()) {
+    auto value = ScalarString(node, "state_dir", error);
+    if (!value.ok()) return value.status();
+    config.state_dir = *value;
+  }
+  if (const YAML::Node node = root["labels"]; node && !node.IsNull()) {
+    if (!node.IsMap()) return error(node, "labels must be a map of name: value");
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar() || entry.first.Scalar().empty()) {
+        return error(entry.first, "label names must be non-empty strings");
+      }
+      if (!entry.second.IsScalar()) {
+        return error(entry.second, absl::StrCat("label '", entry.first.Scalar(), "' must have a string value"));
+      }
+      if (!config.labels.emplace(entry.first.Scalar(), entry.second.Scalar()).second) {
+        return error(entry.first, absl::StrCat("label '", entry.first.Scalar(), "' is given twice"));
+      }
+    }
+  }
+  if (const YAML::Node allow = root["allow"]; allow && !allow.IsNull()) {
+    if (!allow.IsMap()) {
+      return error(allow, absl::StrCat("allow must be a map with the keys ", absl::StrJoin(kAllowKeys, ", ")));
+    }
+    if (auto s = CheckKeys(allow, "allow.", kAllowKeys, error); !s.ok()) return s;
+    struct Field {
+      const char* key;
+      std::vector<std::string>* out;
+      bool absolute_paths;
+    };
+    for (const Field& field : {Field{"backends", &config.allow.backends, false},
+                               Field{"executables", &config.allow.executables, true},
+                               Field{"model_dirs", &config.allow.model_dirs, true},
+                               Field{"urls", &config.allow.urls, false}}) {
+      const YAML::Node node = allow[field.key];
+      if (!node) continue;
+      auto list = StringList(node, absl::StrCat("allow.", field.key), field.absolute_paths, error);
+      if (!list.ok()) return list.status();
+      *field.out = std::move(*list);
+    }
+  }
+  return config;
+}
+
+}  // namespace
+
+absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, std::string_view source) {
+  // yaml-cpp reports everything by exception; none may cross this boundary.
+  try {
+    return Parse(YAML::Load(std::string(yaml)), source);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(ToAbsl(source), ":", e.mark.line + 1, ":", e.mark.column + 1,
+                                                   ": not valid YAML: ", e.msg));
+  }
+}
+
+absl::StatusOr<AgentConfig> LoadAgentConfig(Env* env, const std::string& path) {
+  auto text = env->ReadFile(path);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(),
+                        absl::StrCat("cannot read agent config: ", text.status().message()));
+  }
+  return ParseAgentConfig(*text, path);
+}
+
+}  // namespace benchfleet::agent

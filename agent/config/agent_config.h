@@ -1,0 +1,43 @@
+// agent.yaml: the operator's configuration of one agent (coordinator address, state directory,
+// labels, allow-list). Bad configuration fails fast at start-up with the file and line; unknown
+// keys are errors, so a typo never silently widens or narrows what an agent does.
+// Plain data and pure functions; thread-safe. See agent/agent.example.yaml.
+#ifndef BENCHFLEET_AGENT_CONFIG_AGENT_CONFIG_H_
+#define BENCHFLEET_AGENT_CONFIG_AGENT_CONFIG_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/env.h"
+
+namespace benchfleet::agent {
+
+// What the agent may touch on behalf of a coordinator. Empty lists allow nothing.
+struct AllowConfig {
+  std::vector<std::string> backends;     // backend kinds, e.g. "llama-server"
+  std::vector<std::string> executables;  // absolute paths of programs it may start
+  std::vector<std::string> model_dirs;   // absolute directories models may be read from
+  std::vector<std::string> urls;         // base URLs it may call, e.g. "http://127.0.0.1:8188"
+};
+
+struct AgentConfig {
+  // The file this was read from; empty when the agent runs without one.
+  std::string source;
+  std::string coordinator;
+  std::string state_dir;
+  std::map<std::string, std::string> labels;
+  AllowConfig allow;
+};
+
+// Parses agent.yaml text. source names it in error messages ("FILE:LINE: ...").
+absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, std::string_view source);
+
+// Reads and parses the file at path.
+absl::StatusOr<AgentConfig> LoadAgentConfig(Env* env, const std::string& path);
+
+}  // namespace benchfleet::agent
+
+#endif  // BENCHFLEET_AGENT_CONFIG_AGENT_CONFIG_H_

@@ -1,0 +1,93 @@
+// benchfleet-agent: the program on every measured machine. Parses the command line (CLI11) and
+// hands over to agent/commands/; each command prints its own errors and returns the exit code.
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "agent/commands/commands.h"
+#include "common/version.h"
+
+namespace {
+
+using benchfleet::agent::ConditionsFlags;
+using benchfleet::agent::ImportFlags;
+using benchfleet::agent::ServeFlags;
+using benchfleet::agent::SimulateFlags;
+
+constexpr char kConfigHelp[] =
+    "agent.yaml to read (default: $BENCHFLEET_CONFIG, else /etc/benchfleet/agent.yaml when it exists)";
+constexpr char kStateDirHelp[] =
+    "state directory: agent id and outbox (default: state_dir of agent.yaml, else /var/lib/benchfleet "
+    "for root, else $XDG_STATE_HOME/benchfleet or ~/.local/state/benchfleet)";
+constexpr char kCoordinatorHelp[] = "coordinator's gateway address HOST:PORT (default: coordinator of agent.yaml)";
+constexpr char kTokenHelp[] = "file holding the agent's bearer token (read once TLS is configured)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"benchfleet-agent: measures this machine's runs and streams them to a benchfleet coordinator",
+               "benchfleet-agent"};
+  app.set_version_flag("--version", std::string("benchfleet-agent ") + benchfleet::kVersion);
+  app.require_subcommand(1);
+
+  ConditionsFlags conditions;
+  CLI::App* conditions_cmd =
+      app.add_subcommand("conditions", "Print this machine's conditions (MachineConditions) as JSON");
+  conditions_cmd->add_option("--config", conditions.config, kConfigHelp);
+
+  ServeFlags serve;
+  CLI::App* serve_cmd = app.add_subcommand(
+      "serve", "Run the agent: send the outbox to the coordinator until SIGTERM/SIGINT (outbox kept)");
+  serve_cmd->add_option("--config", serve.config, kConfigHelp);
+  serve_cmd->add_option("--coordinator", serve.coordinator, kCoordinatorHelp)->envname("BENCHFLEET_COORDINATOR");
+  serve_cmd->add_option("--state-dir", serve.state_dir, kStateDirHelp);
+  serve_cmd->add_option("--token-file", serve.token_file, kTokenHelp)->envname("BENCHFLEET_TOKEN_FILE");
+  serve_cmd->add_option("--send-rate", serve.send_rate, "at most this many records per second (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  serve_cmd->add_flag("--exit-when-drained", serve.exit_when_drained, "exit 0 once the outbox is empty");
+
+  SimulateFlags simulate;
+  CLI::App* simulate_cmd = app.add_subcommand(
+      "simulate", "Generate a SIMULATED series (no measurement): write its folder, queue it, send it if a coordinator is given");
+  simulate_cmd->add_option("--out", simulate.out, "series folder to write (conditions.json, runs.jsonl, runs.csv)")
+      ->required();
+  simulate_cmd->add_option("--runs", simulate.runs, "number of records, both modes together")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10'000'000));
+  simulate_cmd->add_option("--series", simulate.series, "series id")->default_str("simulated-llama-qwen2.5-3b-q4km");
+  simulate_cmd->add_option("--config", simulate.config, kConfigHelp);
+  simulate_cmd->add_option("--state-dir", simulate.state_dir, kStateDirHelp);
+  simulate_cmd->add_option("--coordinator", simulate.coordinator, kCoordinatorHelp)->envname("BENCHFLEET_COORDINATOR");
+  simulate_cmd->add_option("--token-file", simulate.token_file, kTokenHelp)->envname("BENCHFLEET_TOKEN_FILE");
+  simulate_cmd->add_option("--timeout", simulate.timeout_seconds, "seconds to wait for every Ack")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  simulate_cmd->add_option("--connect-attempts", simulate.connect_attempts,
+                           "failed connection attempts in a row before giving up")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+
+  ImportFlags import;
+  CLI::App* import_cmd = app.add_subcommand(
+      "import", "Send records from series folders or .jsonl files to the coordinator (provenance: file)");
+  import_cmd->add_option("paths", import.paths, "series folders or .jsonl files")->required()->check(CLI::ExistingPath);
+  import_cmd->add_option("--coordinator", import.coordinator, kCoordinatorHelp)->envname("BENCHFLEET_COORDINATOR");
+  import_cmd->add_option("--config", import.config, kConfigHelp);
+  import_cmd->add_option("--state-dir", import.state_dir, kStateDirHelp);
+  import_cmd->add_option("--token-file", import.token_file, kTokenHelp)->envname("BENCHFLEET_TOKEN_FILE");
+  import_cmd->add_option("--timeout", import.timeout_seconds, "seconds to wait for every Ack")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  import_cmd->add_option("--connect-attempts", import.connect_attempts,
+                         "failed connection attempts in a row before giving up")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*conditions_cmd) return benchfleet::agent::RunConditionsCommand(conditions);
+  if (*serve_cmd) return benchfleet::agent::RunServeCommand(serve);
+  if (*simulate_cmd) return benchfleet::agent::RunSimulateCommand(simulate);
+  if (*import_cmd) return benchfleet::agent::RunImportCommand(import);
+  return 2;
+}

@@ -1,0 +1,477 @@
+#include "agent/uplink/uplink.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "agent/string_views.h"
+#include "agent/uplink/pacer.h"
+#include "benchfleet/v1/gateway.grpc.pb.h"
+#include "common/version.h"
+
+namespace benchfleet::agent {
+namespace {
+
+// How often a waiting sender re-reads the Clock: heartbeats and the silence check are due by the
+// injected clock, which no condition variable can wait on.
+constexpr absl::Duration kClockPoll = absl::Milliseconds(50);
+// Longest single Clock::SleepFor, so Stop() is honoured during a long backoff.
+constexpr absl::Duration kSleepSlice = absl::Milliseconds(50);
+
+using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>;
+
+// Returns the steady-clock time `timeout` from now; an infinite timeout is a century, which
+// steady_clock can still represent.
+std::chrono::steady_clock::time_point RealDeadline(absl::Duration timeout) {
+  return std::chrono::steady_clock::now() +
+         absl::ToChronoNanoseconds(std::min(timeout, absl::Hours(24 * 365 * 100)));
+}
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+std::string Describe(const absl::Status& s) {
+  return absl::StrCat(absl::StatusCodeToString(s.code()), ": ", s.message());
+}
+
+}  // namespace
+
+class Uplink::Impl {
+ public:
+  Impl(UplinkOptions options, RecordQueue* queue)
+      : options_(std::move(options)),
+        queue_(queue),
+        clock_(options_.clock != nullptr ? options_.clock : &SystemClock()),
+        backoff_(options_.backoff, options_.jitter),
+        pacer_(clock_, options_.send_rate) {}
+
+  ~Impl() { Stop(); }
+
+  absl::Status Start() {
+    if (options_.target.empty()) return absl::InvalidArgumentError("uplink: no coordinator address");
+    if (options_.agent_id.empty()) return absl::InvalidArgumentError("uplink: no agent id");
+    if (options_.max_batch == 0 || options_.max_in_flight == 0 || options_.max_batch_bytes == 0) {
+      return absl::InvalidArgumentError("uplink: max_batch, max_batch_bytes and max_in_flight must be > 0");
+    }
+    if (options_.send_rate < 0) return absl::InvalidArgumentError("uplink: send_rate must be >= 0");
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (started_) return absl::FailedPreconditionError("uplink: already started");
+      started_ = true;
+    }
+    {
+      std::lock_guard<std::mutex> l(wake_->mu);
+      wake_->impl = this;
+    }
+    queue_->SetAppendListener([wake = wake_] {
+      std::lock_guard<std::mutex> l(wake->mu);
+      if (wake->impl != nullptr) wake->impl->Wake();
+    });
+    thread_ = std::thread([this] { Run(); });
+    return absl::OkStatus();
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!started_) return;
+      stopping_ = true;
+      if (context_ != nullptr) context_->TryCancel();
+      cv_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+    queue_->SetAppendListener({});
+    // The queue may still hold a copy of the listener (called outside its lock): disarm it.
+    std::lock_guard<std::mutex> l(wake_->mu);
+    wake_->impl = nullptr;
+  }
+
+  void Wake() {
+    std::lock_guard<std::mutex> l(mu_);
+    maybe_pending_ = true;
+    cv_.notify_all();
+  }
+
+  absl::Status WaitUntilDrained(absl::Duration timeout) {
+    // The caller's patience: real time, not the injected clock.
+    const auto deadline = RealDeadline(timeout);
+    std::unique_lock<std::mutex> l(mu_);
+    while (true) {
+      if (!fatal_.ok()) return fatal_;
+      const size_t depth = queue_->depth();
+      if (depth == 0) return absl::OkStatus();
+      if (finished_) {
+        return absl::CancelledError(absl::StrCat("uplink stopped with ", depth, " records unacknowledged"));
+      }
+      if (cv_.wait_until(l, deadline) == std::cv_status::timeout) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            queue_->depth(), " records still unacknowledged after ", absl::FormatDuration(timeout),
+            " (coordinator ", options_.target, stats_.connected ? ", connected" : ", not connected",
+            last_error_.empty() ? "" : "; last error: ", last_error_, ")"));
+      }
+    }
+  }
+
+  absl::Status status() {
+    std::lock_guard<std::mutex> l(mu_);
+    return fatal_;
+  }
+
+  UplinkStats stats() {
+    std::lock_guard<std::mutex> l(mu_);
+    return stats_;
+  }
+
+ private:
+  // One stream's state, shared by the sending thread and the reading thread.
+  struct Session {
+    grpc::ClientContext context;  // declared before stream: destroyed after it
+    std::unique_ptr<Stream> stream;
+    bool welcomed = false;
+    v1::Welcome welcome;
+    bool reader_done = false;
+    absl::Duration last_received;  // clock_->Monotonic()
+    std::map<uint64_t, std::vector<std::string>> in_flight;  // batch_id -> run_ids, in order
+  };
+
+  void Log(std::string_view line) {
+    if (options_.log) options_.log(line);
+  }
+
+  bool stopping() {
+    std::lock_guard<std::mutex> l(mu_);
+    return stopping_;
+  }
+
+  // Sleeps d by the clock; returns false when Stop() came first.
+  bool SleepUnlessStopped(absl::Duration d) {
+    const absl::Duration deadline = clock_->Monotonic() + d;
+    while (true) {
+      if (stopping()) return false;
+      const absl::Duration left = deadline - clock_->Monotonic();
+      if (left <= absl::ZeroDuration()) return true;
+      clock_->SleepFor(std::min(left, kSleepSlice));
+    }
+  }
+
+  void Run() {
+    int failures = 0;  // consecutive attempts without a Welcome
+    while (!stopping()) {
+      bool welcomed = false;
+      const absl::Status s = RunOneStream(&welcomed);
+      if (stopping()) break;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        if (!fatal_.ok()) break;
+        last_error_ = Describe(s);
+        if (!welcomed) ++stats_.connect_failures;
+      }
+      if (welcomed) {
+        backoff_.Reset();
+        failures = 0;
+      } else if (++failures == options_.max_connect_failures) {
+        std::lock_guard<std::mutex> l(mu_);
+        fatal_ = absl::UnavailableError(absl::StrCat("coordinator ", options_.target, " unreachable after ",
+                                                     failures, " attempts: ", last_error_));
+        Log(ToStd(fatal_.message()));
+        break;
+      }
+      const absl::Duration delay = backoff_.Next();
+      Log(absl::StrCat(welcomed ? "stream to " : "cannot reach coordinator ", options_.target, ": ",
+                       Describe(s), "; retrying in ", absl::FormatDuration(delay)));
+      if (!SleepUnlessStopped(delay)) break;
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    finished_ = true;
+    cv_.notify_all();
+  }
+
+  std::shared_ptr<grpc::Channel> NewChannel() {
+    grpc::ChannelArguments args;
+    // A channel of our own per attempt, not a shared subchannel with gRPC's own reconnect backoff:
+    // our Backoff alone decides when to try again.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    return grpc::CreateCustomChannel(options_.target, grpc::InsecureChannelCredentials(), args);
+  }
+
+  // Opens one stream and serves it until it ends. *welcomed tells whether the coordinator
+  // accepted it (which resets the backoff).
+  absl::Status RunOneStream(bool* welcomed) {
+    auto stub = v1::AgentGateway::NewStub(NewChannel());
+    Session session;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (stopping_) return absl::CancelledError("stopping");
+      context_ = &session.context;
+      session.last_received = clock_->Monotonic();
+    }
+    session.stream = stub->Connect(&session.context);
+
+    v1::AgentMessage hello_message;
+    v1::Hello* hello = hello_message.mutable_hello();
+    hello->set_agent_id(options_.agent_id);
+    hello->set_agent_version(kVersion);
+    hello->set_api_revision(kApiRevision);
+    *hello->mutable_conditions() = options_.conditions;
+    const bool hello_sent = session.stream->Write(hello_message);
+
+    std::thread reader([this, &session] { ReadLoop(&session); });
+    absl::Status result;
+    if (!hello_sent) {
+      result = absl::UnavailableError("could not send Hello");
+    } else {
+      result = WaitForWelcome(&session);
+      if (result.ok()) {
+        *welcomed = true;
+        result = SendLoop(&session);
+      }
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      // Anything left unacknowledged is sent again on the next stream.
+      session.in_flight.clear();
+      stats_.connected = false;
+      if (!session.reader_done) session.context.TryCancel();
+    }
+    reader.join();
+    const grpc::Status finish = session.stream->Finish();
+    std::lock_guard<std::mutex> l(mu_);
+    context_ = nullptr;
+    // The coordinator's own status says more than our side's view of a broken stream.
+    if (!finish.ok() && finish.error_code() != grpc::StatusCode::CANCELLED) return FromGrpc(finish);
+    if (result.ok()) result = absl::UnavailableError("the coordinator closed the stream");
+    return result;
+  }
+
+  // Returns OK once an accepting Welcome arrived. A refusal sets fatal_ (no reconnection).
+  absl::Status WaitForWelcome(Session* session) {
+    const auto deadline = RealDeadline(options_.welcome_timeout);
+    std::unique_lock<std::mutex> l(mu_);
+    while (!session->welcomed && !session->reader_done && !stopping_) {
+      if (cv_.wait_until(l, deadline) == std::cv_status::timeout) break;
+    }
+    if (stopping_) return absl::CancelledError("stopping");
+    if (!session->welcomed) {
+      return session->reader_done ? absl::UnavailableError("stream closed before Welcome")
+                                  : absl::DeadlineExceededError(absl::StrCat(
+                                        "no Welcome within ", absl::FormatDuration(options_.welcome_timeout)));
+    }
+    const v1::Welcome& welcome = session->welcome;
+    if (!welcome.accepted()) {
+      fatal_ = absl::FailedPreconditionError(absl::StrCat("coordinator ", options_.target,
+                                                          " refused this agent: ", welcome.reason()));
+      Log(ToStd(fatal_.message()));
+      cv_.notify_all();
+      return fatal_;
+    }
+    ++stats_.sessions;
+    stats_.connected = true;
+    stats_.coordinator_version = welcome.coordinator_version();
+    maybe_pending_ = true;
+    Log(absl::StrCat("connected to coordinator ", options_.target, " (version ", welcome.coordinator_version(),
+                     ", API revision ", welcome.api_revision(), ")"));
+    return absl::OkStatus();
+  }
+
+  void ReadLoop(Session* session) {
+    v1::CoordinatorMessage message;
+    while (session->stream->Read(&message)) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        session->last_received = clock_->Monotonic();
+      }
+      switch (message.body_case()) {
+        case v1::CoordinatorMessage::kWelcome: {
+          std::lock_guard<std::mutex> l(mu_);
+          session->welcome = message.welcome();
+          session->welcomed = true;
+          cv_.notify_all();
+          break;
+        }
+        case v1::CoordinatorMessage::kAck:
+          HandleAck(session, message.ack());
+          break;
+        case v1::CoordinatorMessage::kHeartbeatAck: {
+          std::lock_guard<std::mutex> l(mu_);
+          ++stats_.heartbeat_acks;
+          break;
+        }
+        default:
+          break;  // a newer coordinator's message (tasks): not ours to handle yet
+      }
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    session->reader_done = true;
+    cv_.notify_all();
+  }
+
+  void HandleAck(Session* session, const v1::Ack& ack) {
+    std::vector<std::string> batch;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = session->in_flight.find(ack.batch_id());
+      if (it == session->in_flight.end()) {
+        Log(absl::StrCat("Ack for unknown batch ", ack.batch_id(), " ignored"));
+        return;
+      }
+      batch = std::move(it->second);
+      session->in_flight.erase(it);
+    }
+    // The queue is called without mu_: it has its own lock, and its listener takes mu_.
+    std::vector<std::string> done(ack.stored_run_ids().begin(), ack.stored_run_ids().end());
+    done.insert(done.end(), ack.duplicate_run_ids().begin(), ack.duplicate_run_ids().end());
+    if (auto s = queue_->Ack(done); !s.ok()) Log(ToStd(s.message()));
+    std::vector<UplinkRejection> rejections;
+    for (const v1::Rejection& rejection : ack.rejections()) {
+      // Our own list says which record sat at that index, even when its run_id was unreadable.
+      const std::string& run_id =
+          rejection.index() < batch.size() ? batch[rejection.index()] : rejection.run_id();
+      if (auto s = queue_->Reject(run_id, rejection.reason()); !s.ok() && !absl::IsNotFound(s)) {
+        Log(ToStd(s.message()));
+      }
+      rejections.push_back(UplinkRejection{run_id, rejection.reason()});
+    }
+    const size_t accounted = done.size() + rejections.size();
+    if (accounted < batch.size()) {
+      Log(absl::StrCat("Ack for batch ", ack.batch_id(), " accounts for ", accounted, " of ", batch.size(),
+                       " records; the others are sent again on the next stream"));
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    stats_.stored += ack.stored_run_ids_size();
+    stats_.duplicates += ack.duplicate_run_ids_size();
+    stats_.rejected += rejections.size();
+    for (auto& r : rejections) stats_.rejections.push_back(std::move(r));
+    cv_.notify_all();
+  }
+
+  // Sends batches and heartbeats until the stream ends or Stop().
+  absl::Status SendLoop(Session* session) {
+    uint64_t cursor = 0;  // last seq sent on this stream: a new stream re-sends from the start
+    absl::Duration next_heartbeat = clock_->Monotonic() + options_.heartbeat_interval;
+    while (true) {
+      bool heartbeat_due = false;
+      bool may_send = false;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        auto ready = [&] {
+          const absl::Duration now = clock_->Monotonic();
+          return stopping_ || session->reader_done || now >= next_heartbeat ||
+                 now - session->last_received >= options_.silence_timeout ||
+                 (maybe_pending_ && session->in_flight.size() < options_.max_in_flight);
+        };
+        while (!ready()) cv_.wait_for(l, absl::ToChronoNanoseconds(kClockPoll));
+        if (stopping_) return absl::CancelledError("stopping");
+        if (session->reader_done) return absl::UnavailableError("stream closed");
+        const absl::Duration now = clock_->Monotonic();
+        if (now - session->last_received >= options_.silence_timeout) {
+          return absl::DeadlineExceededError(
+              absl::StrCat("nothing from the coordinator for ", absl::FormatDuration(now - session->last_received)));
+        }
+        heartbeat_due = now >= next_heartbeat;
+        may_send = maybe_pending_ && session->in_flight.size() < options_.max_in_flight;
+        if (may_send) maybe_pending_ = false;
+      }
+      if (heartbeat_due) {
+        v1::AgentMessage message;
+        v1::Heartbeat* heartbeat = message.mutable_heartbeat();
+        const absl::Time now = clock_->Now();
+        heartbeat->mutable_send_time()->set_seconds(absl::ToUnixSeconds(now));
+        heartbeat->mutable_send_time()->set_nanos(
+            static_cast<int32_t>((now - absl::FromUnixSeconds(absl::ToUnixSeconds(now))) / absl::Nanoseconds(1)));
+        heartbeat->set_outbox_depth(queue_->depth());
+        if (!session->stream->Write(message)) return absl::UnavailableError("write failed");
+        next_heartbeat = clock_->Monotonic() + options_.heartbeat_interval;
+        std::lock_guard<std::mutex> l(mu_);
+        ++stats_.heartbeats_sent;
+      }
+      if (may_send) {
+        if (auto s = SendBatches(session, &cursor); !s.ok()) return s;
+      }
+    }
+  }
+
+  // Sends pending records after *cursor until the queue has no more or the window is full.
+  absl::Status SendBatches(Session* session, uint64_t* cursor) {
+    while (true) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        if (stopping_) return absl::CancelledError("stopping");
+        if (session->in_flight.size() >= options_.max_in_flight) {
+          maybe_pending_ = true;  // resume when an Ack frees a slot
+          return absl::OkStatus();
+        }
+      }
+      std::vector<PendingRecord> records =
+          queue_->Pending(pacer_.BatchLimit(options_.max_batch), options_.max_batch_bytes, *cursor);
+      if (records.empty()) return absl::OkStatus();
+      if (!SleepUnlessStopped(pacer_.Reserve(records.size()))) return absl::CancelledError("stopping");
+
+      v1::AgentMessage message;
+      v1::RecordBatch* batch = message.mutable_records();
+      std::vector<std::string> run_ids;
+      run_ids.reserve(records.size());
+      for (PendingRecord& record : records) {
+        run_ids.push_back(std::move(record.run_id));
+        batch->add_records(std::move(record.bytes));
+      }
+      const size_t count = records.size();
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        batch->set_batch_id(++next_batch_id_);
+        // Registered before the write: the Ack can come back before Write() returns.
+        session->in_flight[batch->batch_id()] = std::move(run_ids);
+      }
+      if (!session->stream->Write(message)) return absl::UnavailableError("write failed");
+      *cursor = records.back().seq;
+      std::lock_guard<std::mutex> l(mu_);
+      stats_.records_sent += count;
+      ++stats_.batches_sent;
+    }
+  }
+
+  // What the queue's append listener holds: lets Stop() cut the listener off even when the queue
+  // is about to call a copy of it.
+  struct WakeHandle {
+    std::mutex mu;
+    Impl* impl = nullptr;  // guarded by mu
+  };
+
+  const UplinkOptions options_;
+  RecordQueue* const queue_;
+  const std::shared_ptr<WakeHandle> wake_ = std::make_shared<WakeHandle>();
+  Clock* const clock_;
+  Backoff backoff_;  // connection thread only
+  Pacer pacer_;      // connection thread only
+  std::thread thread_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool started_ = false;  // guarded by mu_
+  bool stopping_ = false;  // guarded by mu_
+  bool finished_ = false;  // guarded by mu_
+  // Set when the queue may hold records not yet sent on this stream.
+  bool maybe_pending_ = true;  // guarded by mu_
+  grpc::ClientContext* context_ = nullptr;  // guarded by mu_
+  uint64_t next_batch_id_ = 0;  // guarded by mu_
+  absl::Status fatal_;  // guarded by mu_
+  std::string last_error_;  // guarded by mu_
+  UplinkStats stats_;  // guarded by mu_
+};
+
+Uplink::Uplink(UplinkOptions options, RecordQueue* queue)
+    : impl_(std::make_unique<Impl>(std::move(options), queue)) {}
+Uplink::~Uplink() = default;
+absl::Status Uplink::Start() { return impl_->Start(); }
+void Uplink::Stop() { impl_->Stop(); }
+absl::Status Uplink::WaitUntilDrained(absl::Duration timeout) { return impl_->WaitUntilDrained(timeout); }
+absl::Status Uplink::status() { return impl_->status(); }
+UplinkStats Uplink::stats() { return impl_->stats(); }
+
+}  // namespace benchfleet::agent

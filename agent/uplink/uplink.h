@@ -1,0 +1,118 @@
+// Uplink: drains a RecordQueue (the outbox) to the coordinator over AgentGateway.Connect. Hello,
+// then batches of records with several in flight; each Ack drops its records from the queue (or
+// moves rejected ones aside); heartbeats carry the queue depth. A broken stream is reopened with
+// exponential backoff and full jitter, and everything unacknowledged is sent again. A Welcome
+// with accepted=false stops it for good, with the coordinator's reason.
+// Owned by the agent's serve/simulate/import command (or a test/benchmark); thread-safe. gRPC
+// stays in uplink.cc so that including this header is cheap.
+#ifndef BENCHFLEET_AGENT_UPLINK_UPLINK_H_
+#define BENCHFLEET_AGENT_UPLINK_UPLINK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "agent/outbox/record_queue.h"
+#include "agent/uplink/backoff.h"
+#include "benchfleet/v1/conditions.pb.h"
+#include "common/clock.h"
+
+namespace benchfleet::agent {
+
+struct UplinkOptions {
+  // The coordinator's AgentGateway, "host:port" (any gRPC target).
+  std::string target;
+  std::string agent_id;
+  // Sent in Hello.
+  v1::MachineConditions conditions;
+  // Drives backoff, pacing and heartbeats; nullptr means SystemClock().
+  Clock* clock = nullptr;
+
+  // Records per RecordBatch, and payload bytes per batch (kept under gRPC's default 4 MiB
+  // receive limit; a single larger record still goes alone).
+  size_t max_batch = 256;
+  size_t max_batch_bytes = 3u << 20;
+  // Batches sent and not yet acknowledged, per stream.
+  size_t max_in_flight = 4;
+  // Records per second; 0 means as fast as the coordinator acknowledges.
+  double send_rate = 0;
+
+  absl::Duration heartbeat_interval = absl::Seconds(10);
+  // A stream on which nothing arrives for this long (by the clock) is given up and reopened.
+  absl::Duration silence_timeout = absl::Seconds(30);
+  // Real time allowed between opening a stream and the coordinator's Welcome.
+  absl::Duration welcome_timeout = absl::Seconds(10);
+
+  BackoffPolicy backoff;
+  // Uniform draws in [0, 1] for the backoff's jitter; empty means random.
+  std::function<double()> jitter;
+  // Consecutive attempts that end without a Welcome before giving up with UNAVAILABLE; 0 never
+  // gives up (serve). One-shot commands (import, simulate) set a few.
+  int max_connect_failures = 0;
+
+  // Bearer token file (BENCHFLEET_TOKEN_FILE). Carried only: it is sent once the channel is TLS.
+  std::string token_file;
+
+  // Connection events and problems, one line each, for the operator; empty means silent.
+  std::function<void(std::string_view)> log;
+};
+
+struct UplinkRejection {
+  std::string run_id;
+  std::string reason;
+};
+
+struct UplinkStats {
+  uint64_t stored = 0;      // records the coordinator stored
+  uint64_t duplicates = 0;  // records it had already
+  uint64_t rejected = 0;    // records it refused (see rejections)
+  uint64_t records_sent = 0;  // including re-sends
+  uint64_t batches_sent = 0;
+  uint64_t heartbeats_sent = 0;
+  uint64_t heartbeat_acks = 0;
+  uint64_t sessions = 0;          // streams that got a Welcome
+  uint64_t connect_failures = 0;  // attempts that ended without one
+  bool connected = false;
+  std::string coordinator_version;
+  std::vector<UplinkRejection> rejections;
+};
+
+class Uplink {
+ public:
+  // queue must outlive the Uplink.
+  Uplink(UplinkOptions options, RecordQueue* queue);
+  ~Uplink();  // Stop()s
+  Uplink(const Uplink&) = delete;
+  Uplink& operator=(const Uplink&) = delete;
+
+  // Starts the connection thread. INVALID_ARGUMENT for bad options; FAILED_PRECONDITION when
+  // already started.
+  absl::Status Start();
+
+  // Closes the stream and joins the thread. Unacknowledged records stay in the queue. Idempotent.
+  void Stop();
+
+  // Blocks until the queue is empty (OK), the uplink gave up (its error: FAILED_PRECONDITION when
+  // the coordinator refused the agent, UNAVAILABLE when it could not be reached), Stop() was
+  // called (CANCELLED) or timeout of real time passed (DEADLINE_EXCEEDED).
+  absl::Status WaitUntilDrained(absl::Duration timeout);
+
+  // OK while running or stopped normally; the error it gave up with otherwise.
+  absl::Status status();
+
+  UplinkStats stats();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace benchfleet::agent
+
+#endif  // BENCHFLEET_AGENT_UPLINK_UPLINK_H_

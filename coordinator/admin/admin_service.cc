@@ -1,0 +1,71 @@
+#include "coordinator/admin/admin_service.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/grpc_status.h"
+
+namespace benchfleet::coordinator {
+namespace {
+
+absl::StatusOr<absl::Time> TimeOf(const google::protobuf::Timestamp& ts, const char* field) {
+  if (ts.nanos() < 0 || ts.nanos() > 999999999) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " has nanos out of range"));
+  }
+  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+}
+
+}  // namespace
+
+absl::StatusOr<RunQuery> RunQueryFromRequest(const v1::ListRunsRequest& request) {
+  RunQuery query;
+  query.agent_ids.assign(request.agent_ids().begin(), request.agent_ids().end());
+  query.labels.insert(request.labels().begin(), request.labels().end());
+  query.backend = request.backend();
+  query.task = request.task();
+  query.series_id = request.series_id();
+  if (request.has_since()) {
+    absl::StatusOr<absl::Time> since = TimeOf(request.since(), "since");
+    if (!since.ok()) return since.status();
+    query.since = *since;
+  }
+  if (request.has_until()) {
+    absl::StatusOr<absl::Time> until = TimeOf(request.until(), "until");
+    if (!until.ok()) return until.status();
+    query.until = *until;
+  }
+  query.page_size = request.page_size() == 0
+                        ? kDefaultRunPageSize
+                        : static_cast<int>(std::min<uint32_t>(request.page_size(), kMaxRunPageSize));
+  query.page_token = request.page_token();
+  return query;
+}
+
+AdminService::AdminService(RunStore* store, ConnectedAgents* agents)
+    : store_(store), agents_(agents) {}
+
+grpc::Status AdminService::ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* request,
+                                    v1::ListRunsResponse* response) {
+  absl::StatusOr<RunQuery> query = RunQueryFromRequest(*request);
+  if (!query.ok()) return ToGrpcStatus(query.status());
+  absl::StatusOr<RunPage> page = store_->ListRuns(*query);
+  if (!page.ok()) return ToGrpcStatus(page.status());
+  response->mutable_runs()->Reserve(static_cast<int>(page->runs.size()));
+  for (v1::RunRecord& run : page->runs) *response->add_runs() = std::move(run);
+  response->set_next_page_token(page->next_page_token);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListMachines(grpc::ServerContext*, const v1::ListMachinesRequest* request,
+                                        v1::ListMachinesResponse* response) {
+  absl::StatusOr<std::vector<v1::Machine>> machines = store_->ListMachines(
+      std::map<std::string, std::string>(request->labels().begin(), request->labels().end()));
+  if (!machines.ok()) return ToGrpcStatus(machines.status());
+  for (v1::Machine& machine : *machines) {
+    machine.set_connected(agents_->IsConnected(machine.agent_id()));
+    *response->add_machines() = std::move(machine);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace benchfleet::coordinator

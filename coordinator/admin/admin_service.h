@@ -1,0 +1,38 @@
+// AdminService: the gRPC Admin API (ListRuns, ListMachines) that operators and the `benchfleet`
+// CLI read a coordinator through. Translates requests into store queries; the store does the
+// SQL. Owned by CoordinatorServer; thread-safe.
+#ifndef BENCHFLEET_COORDINATOR_ADMIN_ADMIN_SERVICE_H_
+#define BENCHFLEET_COORDINATOR_ADMIN_ADMIN_SERVICE_H_
+
+#include "absl/status/statusor.h"
+#include "benchfleet/v1/admin.grpc.pb.h"
+#include "coordinator/ingest/connected_agents.h"
+#include "coordinator/store/run_store.h"
+
+namespace benchfleet::coordinator {
+
+// Page sizes of ListRuns: the default for 0, and the most one page holds.
+inline constexpr int kDefaultRunPageSize = 1000;
+inline constexpr int kMaxRunPageSize = 10000;
+
+// Returns the store query for a ListRuns request (page_size defaulted and capped).
+absl::StatusOr<RunQuery> RunQueryFromRequest(const v1::ListRunsRequest& request);
+
+class AdminService final : public v1::Admin::Service {
+ public:
+  // The pointers must outlive the service.
+  AdminService(RunStore* store, ConnectedAgents* agents);
+
+  grpc::Status ListRuns(grpc::ServerContext* context, const v1::ListRunsRequest* request,
+                        v1::ListRunsResponse* response) override;
+  grpc::Status ListMachines(grpc::ServerContext* context, const v1::ListMachinesRequest* request,
+                            v1::ListMachinesResponse* response) override;
+
+ private:
+  RunStore* const store_;
+  ConnectedAgents* const agents_;
+};
+
+}  // namespace benchfleet::coordinator
+
+#endif  // BENCHFLEET_COORDINATOR_ADMIN_ADMIN_SERVICE_H_

@@ -1,0 +1,227 @@
+#include "coordinator/ingest/agent_gateway_service.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/conditions_fingerprint.h"
+#include "coordinator/grpc_status.h"
+#include "coordinator/ingest/batch.h"
+#include "coordinator/ingest/hello.h"
+#include "coordinator/ingest/stream_writer.h"
+#include "coordinator/log.h"
+
+namespace benchfleet::coordinator {
+
+// What outlives one Connect call while its batches are in the committer: their `done`
+// callbacks hold the Stream, and its writer drops what they send once the call has returned.
+struct AgentGatewayService::Stream {
+  Stream(grpc::ServerContext* context,
+         grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* rw)
+      : context(context), writer([rw](const v1::CoordinatorMessage& m) { return rw->Write(m); }) {}
+
+  grpc::ServerContext* const context;  // valid while the stream is in streams_
+  std::string agent_id;
+  StreamWriter writer;
+  // Shared with every CommitWork of the stream: set when the stream ends.
+  std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int outstanding = 0;  // guarded by mu: batches submitted and not yet acknowledged
+};
+
+namespace {
+
+const grpc::Status& ShuttingDownStatus() {
+  static const grpc::Status* status =
+      new grpc::Status(grpc::StatusCode::UNAVAILABLE, "the coordinator is shutting down");
+  return *status;
+}
+
+v1::CoordinatorMessage WelcomeMessage(const v1::Hello& hello, const absl::Status& verdict) {
+  v1::CoordinatorMessage message;
+  *message.mutable_welcome() = MakeWelcome(hello, verdict);
+  return message;
+}
+
+}  // namespace
+
+AgentGatewayService::AgentGatewayService(RunStore* store, GroupCommitter* committer,
+                                         ConnectedAgents* agents, CoordinatorMetrics* metrics,
+                                         Clock* clock)
+    : store_(store), committer_(committer), agents_(agents), metrics_(metrics), clock_(clock) {}
+
+AgentGatewayService::~AgentGatewayService() = default;
+
+void AgentGatewayService::RecordMachine(const v1::Hello& hello) {
+  MachineUpdate update;
+  update.agent_id = hello.agent_id();
+  update.conditions = hello.conditions();
+  update.agent_version =
+      hello.agent_version().empty() ? hello.conditions().agent_version() : hello.agent_version();
+  if (update.conditions.fingerprint().empty()) {
+    update.conditions.set_fingerprint(ConditionsFingerprint(update.conditions));
+  }
+  update.seen = clock_->Now();
+  absl::Status status = store_->UpsertMachine(update);
+  if (!status.ok()) {
+    // The stream goes on: its records wait for the database like everyone's.
+    Log(absl::StrCat("machine ", update.agent_id, " will be recorded later: ", status.ToString()));
+    committer_->UpsertMachineLater(std::move(update));
+  }
+}
+
+absl::Status AgentGatewayService::HandleBatch(const std::shared_ptr<Stream>& stream,
+                                              const v1::RecordBatch& batch) {
+  auto prepared = std::make_shared<PreparedBatch>(PrepareBatch(batch, *store_));
+  for (const std::string& code : prepared->rejection_codes) metrics_->RecordRejected(code);
+  if (prepared->runs.runs.empty()) {
+    v1::CoordinatorMessage message;
+    *message.mutable_ack() = BuildAck(*prepared, {});
+    stream->writer.Send(std::move(message));
+    return absl::OkStatus();
+  }
+
+  auto work = std::make_shared<CommitWork>();
+  work->runs = std::move(prepared->runs);
+  work->cancelled = stream->cancelled;
+  CoordinatorMetrics* metrics = metrics_;
+  work->done = [stream, prepared, metrics](absl::Span<const RunStoreResult> results) {
+    v1::CoordinatorMessage message;
+    v1::Ack& ack = *message.mutable_ack() = BuildAck(*prepared, results);
+    metrics->RecordsStored(ack.stored_run_ids_size());
+    metrics->RecordsDuplicated(ack.duplicate_run_ids_size());
+    for (const RunStoreResult& r : results) {
+      if (r.outcome == StoreOutcome::kRefused) metrics->RecordRejected("refused_by_database");
+    }
+    stream->writer.Send(std::move(message));
+    {
+      std::lock_guard<std::mutex> lock(stream->mu);
+      --stream->outstanding;
+    }
+    stream->cv.notify_all();
+  };
+  {
+    std::lock_guard<std::mutex> lock(stream->mu);
+    ++stream->outstanding;
+  }
+  absl::Status submitted = committer_->Submit(std::move(work));
+  if (!submitted.ok()) {
+    std::lock_guard<std::mutex> lock(stream->mu);
+    --stream->outstanding;
+  }
+  return submitted;
+}
+
+void AgentGatewayService::WaitForAcks(Stream& stream) {
+  std::unique_lock<std::mutex> lock(stream.mu);
+  // Polled, because a client that goes away or a shutdown does not signal this condition.
+  while (stream.outstanding > 0 && !stream.context->IsCancelled() && !shutting_down_) {
+    stream.cv.wait_for(lock, std::chrono::milliseconds(100));
+  }
+}
+
+grpc::Status AgentGatewayService::Connect(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* rw) {
+  if (shutting_down_) return ShuttingDownStatus();
+  v1::AgentMessage message;
+  if (!rw->Read(&message)) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "the stream ended before Hello");
+  }
+  if (!message.has_hello()) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "the first message on Connect must be Hello");
+  }
+  const absl::Status verdict = CheckHello(message.hello());
+  if (!verdict.ok()) {
+    rw->Write(WelcomeMessage(message.hello(), verdict));
+    return ToGrpcStatus(verdict);
+  }
+
+  auto stream = std::make_shared<Stream>(context, rw);
+  stream->agent_id = message.hello().agent_id();
+  RecordMachine(message.hello());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_.insert(stream);
+  }
+  agents_->Add(stream->agent_id);
+  metrics_->AgentConnected();
+  stream->writer.Send(WelcomeMessage(message.hello(), verdict));
+
+  grpc::Status result = grpc::Status::OK;
+  bool reading = true;
+  while (reading && rw->Read(&message)) {
+    switch (message.body_case()) {
+      case v1::AgentMessage::kHello:
+        // A later Hello updates the conditions (new driver, new labels) of the same agent.
+        if (message.hello().agent_id() != stream->agent_id) {
+          result = grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                absl::StrCat("this stream is agent ", stream->agent_id,
+                                             "'s; a Hello for agent ", message.hello().agent_id(),
+                                             " needs a stream of its own"));
+          reading = false;
+          break;
+        }
+        RecordMachine(message.hello());
+        stream->writer.Send(WelcomeMessage(message.hello(), absl::OkStatus()));
+        break;
+      case v1::AgentMessage::kRecords:
+        if (!HandleBatch(stream, message.records()).ok()) {
+          result = ShuttingDownStatus();
+          reading = false;
+        }
+        break;
+      case v1::AgentMessage::kHeartbeat: {
+        const absl::Time now = clock_->Now();
+        committer_->TouchMachineLater(stream->agent_id, now);
+        v1::CoordinatorMessage ack;
+        ack.mutable_heartbeat_ack()->mutable_receive_time()->set_seconds(absl::ToUnixSeconds(now));
+        ack.mutable_heartbeat_ack()->mutable_receive_time()->set_nanos(
+            static_cast<int32_t>((now - absl::FromUnixSeconds(absl::ToUnixSeconds(now))) /
+                                 absl::Nanoseconds(1)));
+        stream->writer.Send(std::move(ack));
+        break;
+      }
+      default:
+        // A newer agent's message kind (task progress, ...): nothing to do with it here yet.
+        break;
+    }
+  }
+  // The agent half-closed: it may still wait for the Acks of what it sent.
+  if (reading && result.ok()) WaitForAcks(*stream);
+
+  stream->cancelled->store(true);
+  stream->writer.Close();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_.erase(stream);
+  }
+  agents_->Remove(stream->agent_id);
+  metrics_->AgentDisconnected();
+  committer_->TouchMachineLater(stream->agent_id, clock_->Now());
+  if (result.ok() && shutting_down_) return ShuttingDownStatus();
+  return result;
+}
+
+void AgentGatewayService::Shutdown(absl::Duration flush_timeout) {
+  std::vector<std::shared_ptr<Stream>> streams;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+    streams.assign(streams_.begin(), streams_.end());
+  }
+  const absl::Time deadline = absl::Now() + flush_timeout;
+  for (const auto& stream : streams) {
+    stream->writer.WaitUntilWritten(std::max(deadline - absl::Now(), absl::ZeroDuration()));
+    stream->cv.notify_all();
+  }
+  // Only streams still registered have a live ServerContext.
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& stream : streams_) stream->context->TryCancel();
+}
+
+}  // namespace benchfleet::coordinator

@@ -1,0 +1,64 @@
+// AgentGatewayService: the gRPC AgentGateway. Each Connect stream runs its read loop on its gRPC
+// thread: Hello first (revision check, machine upsert, Welcome), then record batches (prepared
+// on this thread, stored by the GroupCommitter, acknowledged after COMMIT by the stream's own
+// StreamWriter, so agents may pipeline batches) and heartbeats. Room for task assignment: it
+// will be one more message kind down the same writer. Owned by CoordinatorServer; thread-safe.
+#ifndef BENCHFLEET_COORDINATOR_INGEST_AGENT_GATEWAY_SERVICE_H_
+#define BENCHFLEET_COORDINATOR_INGEST_AGENT_GATEWAY_SERVICE_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "absl/time/time.h"
+#include "benchfleet/v1/gateway.grpc.pb.h"
+#include "common/clock.h"
+#include "coordinator/ingest/connected_agents.h"
+#include "coordinator/ingest/group_committer.h"
+#include "coordinator/metrics/coordinator_metrics.h"
+#include "coordinator/store/run_store.h"
+
+namespace benchfleet::coordinator {
+
+class AgentGatewayService final : public v1::AgentGateway::Service {
+ public:
+  // The pointers must outlive the service.
+  AgentGatewayService(RunStore* store, GroupCommitter* committer, ConnectedAgents* agents,
+                      CoordinatorMetrics* metrics, Clock* clock);
+  ~AgentGatewayService() override;
+
+  grpc::Status Connect(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream) override;
+
+  // Refuses new streams, gives each open one up to `flush_timeout` to write what it has queued
+  // (the Acks of the last group), then cancels it. Call after GroupCommitter::Stop() and before
+  // grpc::Server::Shutdown().
+  void Shutdown(absl::Duration flush_timeout);
+
+ private:
+  struct Stream;
+
+  // Records the machine of a Hello; when the database cannot take it now, the committer will.
+  void RecordMachine(const v1::Hello& hello);
+  // Prepares one batch and hands it to the committer (or acks it at once when nothing is left
+  // to store). Not OK only when the committer is stopping.
+  absl::Status HandleBatch(const std::shared_ptr<Stream>& stream, const v1::RecordBatch& batch);
+  // Waits until every batch of the stream was acknowledged, the agent went away, or shutdown.
+  void WaitForAcks(Stream& stream);
+
+  RunStore* const store_;
+  GroupCommitter* const committer_;
+  ConnectedAgents* const agents_;
+  CoordinatorMetrics* const metrics_;
+  Clock* const clock_;
+
+  std::atomic<bool> shutting_down_{false};
+  std::mutex mu_;
+  std::set<std::shared_ptr<Stream>> streams_;  // guarded by mu_: the open ones
+};
+
+}  // namespace benchfleet::coordinator
+
+#endif  // BENCHFLEET_COORDINATOR_INGEST_AGENT_GATEWAY_SERVICE_H_

@@ -1,0 +1,108 @@
+#include "agent/config/agent_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace benchfleet::agent {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Pair;
+using ::testing::StartsWith;
+
+constexpr char kSource[] = "/etc/benchfleet/agent.yaml";
+
+absl::Status ErrorOf(std::string_view yaml) { return ParseAgentConfig(yaml, kSource).status(); }
+
+TEST(AgentConfigTest, ParsesEveryKey) {
+  auto config = ParseAgentConfig(R"(
+coordinator: coordinator.lan:7443
+state_dir: /var/lib/benchfleet
+labels:
+  accelerator: nvidia
+  class: a100
+allow:
+  backends: [llama-server, comfyui]
+  executables:
+    - /opt/llama.cpp/bin/llama-server
+  model_dirs: [/models]
+  urls: ["http://127.0.0.1:8188"]
+)",
+                                 kSource);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->source, kSource);
+  EXPECT_EQ(config->coordinator, "coordinator.lan:7443");
+  EXPECT_EQ(config->state_dir, "/var/lib/benchfleet");
+  EXPECT_THAT(config->labels, ElementsAre(Pair("accelerator", "nvidia"), Pair("class", "a100")));
+  EXPECT_THAT(config->allow.backends, ElementsAre("llama-server", "comfyui"));
+  EXPECT_THAT(config->allow.executables, ElementsAre("/opt/llama.cpp/bin/llama-server"));
+  EXPECT_THAT(config->allow.model_dirs, ElementsAre("/models"));
+  EXPECT_THAT(config->allow.urls, ElementsAre("http://127.0.0.1:8188"));
+}
+
+TEST(AgentConfigTest, EmptyFileGivesDefaults) {
+  auto config = ParseAgentConfig("", kSource);
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->coordinator, "");
+  EXPECT_TRUE(config->labels.empty());
+  EXPECT_TRUE(config->allow.executables.empty());
+}
+
+TEST(AgentConfigTest, TheExampleFileParses) {
+  auto config = LoadAgentConfig(Env::Default(), std::string(BENCHFLEET_SOURCE_DIR) + "/agent/agent.example.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->coordinator.empty());
+  EXPECT_FALSE(config->allow.backends.empty());
+}
+
+TEST(AgentConfigTest, UnknownTopLevelKeyIsNamedWithItsLine) {
+  const absl::Status s = ErrorOf("coordinator: a:1\n\nlabls:\n  x: y\n");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), absl::StrCat(kSource, ":3: unknown key 'labls' (known keys: coordinator, state_dir, labels, allow)"));
+}
+
+TEST(AgentConfigTest, UnknownAllowKeyIsNamedWithItsLine) {
+  const absl::Status s = ErrorOf("allow:\n  backends: [comfyui]\n  executable: [/bin/true]\n");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), absl::StrCat(kSource,
+                                      ":3: unknown key 'allow.executable' (known keys: backends, executables, model_dirs, urls)"));
+}
+
+TEST(AgentConfigTest, KeyGivenTwiceIsAnError) {
+  EXPECT_EQ(ErrorOf("state_dir: /a\nstate_dir: /b\n").message(),
+            absl::StrCat(kSource, ":2: key 'state_dir' is given twice"));
+}
+
+TEST(AgentConfigTest, RelativeExecutableIsRefused) {
+  EXPECT_EQ(ErrorOf("allow:\n  executables:\n    - bin/llama-server\n").message(),
+            absl::StrCat(kSource, ":3: allow.executables entry 'bin/llama-server' must be an absolute path"));
+}
+
+TEST(AgentConfigTest, WrongShapesAreRefused) {
+  EXPECT_EQ(ErrorOf("labels: [a, b]\n").message(), absl::StrCat(kSource, ":1: labels must be a map of name: value"));
+  EXPECT_EQ(ErrorOf("labels:\n  a: [1]\n").message(), absl::StrCat(kSource, ":2: label 'a' must have a string value"));
+  EXPECT_EQ(ErrorOf("allow:\n  urls: http://x\n").message(),
+            absl::StrCat(kSource, ":2: allow.urls must be a list of strings"));
+  EXPECT_EQ(ErrorOf("coordinator: {a: 1}\n").message(), absl::StrCat(kSource, ":1: coordinator must be a string"));
+  EXPECT_EQ(ErrorOf("- a\n- b\n").message(),
+            absl::StrCat(kSource, ":1: the top level must be a map with the keys coordinator, state_dir, labels, allow"));
+}
+
+TEST(AgentConfigTest, InvalidYamlSaysWhere) {
+  const absl::Status s = ErrorOf("labels:\n  a: [1\n");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), StartsWith(absl::StrCat(kSource, ":3:")));
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr(": not valid YAML: "));
+}
+
+TEST(AgentConfigTest, MissingFileIsNotFound) {
+  auto config = LoadAgentConfig(Env::Default(), "/nonexistent/agent.yaml");
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(config.status().message(),
+            "cannot read agent config: open /nonexistent/agent.yaml: No such file or directory");
+}
+
+}  // namespace
+}  // namespace benchfleet::agent

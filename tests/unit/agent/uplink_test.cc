@@ -1,0 +1,315 @@
+// The uplink against an in-test fake AgentGateway over real gRPC on loopback.
+#include "agent/uplink/uplink.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "agent/outbox/outbox.h"
+#include "common/hashing.h"
+#include "common/version.h"
+#include "tests/unit/agent/fake_gateway.h"
+#include "tests/unit/agent/temp_dir.h"
+
+namespace benchfleet::agent {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using testing::FakeGateway;
+using testing::ScopedTempDir;
+
+constexpr char kAgentId[] = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
+
+// A clock on which sleeping takes no real time: SleepFor jumps the clock forward by exactly the
+// sleep. Code that backs off or paces then runs at full speed while the clock adds up precisely
+// what it waited.
+class InstantClock : public Clock {
+ public:
+  absl::Time Now() override { return absl::FromUnixSeconds(1767225600) + Monotonic(); }
+  absl::Duration Monotonic() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return elapsed_;
+  }
+  void SleepFor(absl::Duration d) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      elapsed_ += d;
+    }
+    std::this_thread::yield();
+  }
+
+ private:
+  std::mutex mu_;
+  absl::Duration elapsed_;
+};
+
+class UplinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    OutboxOptions options;
+    options.warn = [](std::string_view w) { ADD_FAILURE() << "outbox warning: " << w; };
+    auto outbox = Outbox::Open(Env::Default(), tmp_.path() + "/outbox", options);
+    ASSERT_TRUE(outbox.ok()) << outbox.status();
+    outbox_ = std::move(*outbox);
+  }
+
+  UplinkOptions Options() {
+    UplinkOptions options;
+    options.target = gateway_.address();
+    options.agent_id = kAgentId;
+    options.conditions.set_hostname("gpu-01");
+    options.conditions.set_fingerprint("fp-1");
+    options.backoff = BackoffPolicy{absl::Milliseconds(1), absl::Milliseconds(10)};
+    return options;
+  }
+
+  std::vector<std::string> Fill(int n) {
+    std::vector<v1::RunRecord> records(n);
+    std::vector<std::string> ids;
+    for (auto& r : records) {
+      r.set_run_id(NewUuid());
+      ids.push_back(r.run_id());
+    }
+    EXPECT_TRUE(outbox_->AppendBatch(records).ok());
+    return ids;
+  }
+
+  ScopedTempDir tmp_;
+  FakeGateway gateway_;
+  std::unique_ptr<Outbox> outbox_;
+};
+
+TEST_F(UplinkTest, DrainsTheOutboxInBatchesAndSaysHello) {
+  Fill(600);
+  UplinkOptions options = Options();
+  Uplink uplink(options, outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+
+  EXPECT_EQ(outbox_->depth(), 0u);
+  EXPECT_THAT(gateway_.batch_sizes(), ElementsAre(256, 256, 88));
+  EXPECT_EQ(gateway_.stored().size(), 600u);
+  const UplinkStats stats = uplink.stats();
+  EXPECT_EQ(stats.stored, 600u);
+  EXPECT_EQ(stats.duplicates, 0u);
+  EXPECT_EQ(stats.rejected, 0u);
+  EXPECT_EQ(stats.sessions, 1u);
+  EXPECT_EQ(stats.coordinator_version, "fake");
+  const v1::Hello hello = gateway_.last_hello();
+  EXPECT_EQ(hello.agent_id(), kAgentId);
+  EXPECT_EQ(hello.agent_version(), kVersion);
+  EXPECT_EQ(hello.api_revision(), kApiRevision);
+  EXPECT_EQ(hello.conditions().hostname(), "gpu-01");
+  EXPECT_EQ(hello.conditions().fingerprint(), "fp-1");
+}
+
+TEST_F(UplinkTest, RejectedRecordsGoToRejectedJsonlAndAreNotResent) {
+  const auto ids = Fill(5);
+  gateway_.Reject(ids[1], "phase PHASE_UNSPECIFIED is not allowed");
+  gateway_.Reject(ids[3], "run_id is not a UUID");
+  Uplink uplink(Options(), outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+
+  const UplinkStats stats = uplink.stats();
+  EXPECT_EQ(stats.stored, 3u);
+  EXPECT_EQ(stats.rejected, 2u);
+  ASSERT_EQ(stats.rejections.size(), 2u);
+  EXPECT_EQ(stats.rejections[0].run_id, ids[1]);
+  EXPECT_EQ(stats.rejections[0].reason, "phase PHASE_UNSPECIFIED is not allowed");
+  std::ifstream rejected(tmp_.path() + "/outbox/rejected.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(rejected, line)) {
+    ++lines;
+    EXPECT_THAT(line, HasSubstr(lines == 1 ? ids[1] : ids[3]));
+  }
+  EXPECT_EQ(lines, 2);
+  EXPECT_EQ(outbox_->depth(), 0u);
+}
+
+TEST_F(UplinkTest, DroppedStreamIsReopenedAndUnacknowledgedRecordsAreResent) {
+  const auto ids = Fill(10);
+  gateway_.DropOnNextBatches(1, /*store_first=*/false);
+  Uplink uplink(Options(), outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+
+  EXPECT_EQ(gateway_.hellos(), 2);
+  EXPECT_EQ(gateway_.records_received(), 20);
+  EXPECT_EQ(gateway_.stored(), std::set<std::string>(ids.begin(), ids.end()));
+  const UplinkStats stats = uplink.stats();
+  EXPECT_EQ(stats.sessions, 2u);
+  EXPECT_EQ(stats.stored, 10u);
+  EXPECT_EQ(stats.records_sent, 20u);
+}
+
+TEST_F(UplinkTest, LostAckMeansDuplicatesNotLoss) {
+  Fill(10);
+  gateway_.DropOnNextBatches(1, /*store_first=*/true);
+  Uplink uplink(Options(), outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+  const UplinkStats stats = uplink.stats();
+  EXPECT_EQ(stats.stored, 0u);
+  EXPECT_EQ(stats.duplicates, 10u);
+  EXPECT_EQ(gateway_.stored().size(), 10u);
+  EXPECT_EQ(outbox_->depth(), 0u);
+}
+
+TEST_F(UplinkTest, RefusedWelcomeStopsWithTheReasonAndNoReconnection) {
+  Fill(3);
+  gateway_.Refuse("agent API revision 1 is older than 2, the oldest this coordinator accepts: upgrade the agent");
+  Uplink uplink(Options(), outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  const absl::Status s = uplink.WaitUntilDrained(absl::Seconds(20));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(), absl::StrCat("coordinator ", gateway_.address(),
+                                      " refused this agent: agent API revision 1 is older than 2, the oldest this "
+                                      "coordinator accepts: upgrade the agent"));
+  uplink.Stop();
+  EXPECT_EQ(uplink.status(), s);
+  EXPECT_EQ(gateway_.hellos(), 1);
+  EXPECT_EQ(outbox_->depth(), 3u);
+}
+
+TEST_F(UplinkTest, HeartbeatsCarryTheOutboxDepth) {
+  SimulatedClock clock;
+  Fill(5);
+  gateway_.HoldAcks();
+  UplinkOptions options = Options();
+  options.clock = &clock;
+  options.heartbeat_interval = absl::Seconds(10);
+  Uplink uplink(options, outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.batches() == 1; }));
+  EXPECT_TRUE(gateway_.heartbeats().empty());
+
+  clock.Advance(absl::Seconds(10));
+  ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.heartbeats().size() == 1; }));
+  const v1::Heartbeat heartbeat = gateway_.heartbeats()[0];
+  EXPECT_EQ(heartbeat.outbox_depth(), 5u);
+  EXPECT_EQ(heartbeat.send_time().seconds(), 1767225600 + 10);
+  ASSERT_TRUE(gateway_.WaitFor([&] { return uplink.stats().heartbeat_acks == 1; }));
+
+  gateway_.ReleaseAcks();
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+}
+
+TEST_F(UplinkTest, KeepsAtMostMaxInFlightBatchesUnacknowledged) {
+  Fill(50);
+  gateway_.HoldAcks();
+  UplinkOptions options = Options();
+  options.max_batch = 10;
+  options.max_in_flight = 2;
+  Uplink uplink(options, outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.batches() == 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // room for a wrong third batch
+  EXPECT_EQ(gateway_.batches(), 2);
+
+  gateway_.ReleaseAcks();
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+  EXPECT_THAT(gateway_.batch_sizes(), ElementsAre(10, 10, 10, 10, 10));
+}
+
+TEST_F(UplinkTest, RecordsAppendedWhileConnectedAreSentWithoutPolling) {
+  Uplink uplink(Options(), outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(gateway_.WaitFor([&] { return uplink.stats().connected; }));
+  const auto ids = Fill(3);
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+  EXPECT_EQ(gateway_.stored(), std::set<std::string>(ids.begin(), ids.end()));
+}
+
+TEST_F(UplinkTest, StopLeavesUnacknowledgedRecordsInTheOutbox) {
+  Fill(10);
+  gateway_.HoldAcks();
+  Uplink uplink(Options(), outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.batches() == 1; }));
+  uplink.Stop();
+  EXPECT_EQ(outbox_->depth(), 10u);
+  const absl::Status s = uplink.WaitUntilDrained(absl::ZeroDuration());
+  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(s.message(), "uplink stopped with 10 records unacknowledged");
+}
+
+TEST_F(UplinkTest, UnreachableCoordinatorBacksOffByTheClockThenGivesUp) {
+  InstantClock clock;
+  Fill(1);
+  UplinkOptions options = Options();
+  const std::string target = absl::StrCat("127.0.0.1:", testing::UnusedLoopbackPort());
+  options.target = target;
+  options.clock = &clock;
+  options.backoff = BackoffPolicy{};  // 200 ms, doubling, 30 s cap
+  options.jitter = [] { return 1.0; };  // always the ceiling: exact delays
+  options.max_connect_failures = 4;
+  Uplink uplink(options, outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  const absl::Status s = uplink.WaitUntilDrained(absl::Seconds(30));
+  uplink.Stop();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(s.message()), StartsWith(absl::StrCat("coordinator ", target, " unreachable after 4 attempts: ")));
+  // Three waits between four attempts: 200 + 400 + 800 ms by the clock.
+  EXPECT_EQ(clock.Monotonic(), absl::Milliseconds(1400));
+  EXPECT_EQ(uplink.stats().connect_failures, 4u);
+  EXPECT_EQ(outbox_->depth(), 1u);
+}
+
+TEST_F(UplinkTest, BackoffStartsOverAfterEachWelcome) {
+  InstantClock clock;
+  Fill(4);
+  gateway_.DropOnNextBatches(2, /*store_first=*/false);
+  UplinkOptions options = Options();
+  options.clock = &clock;
+  options.backoff = BackoffPolicy{};
+  options.jitter = [] { return 1.0; };
+  Uplink uplink(options, outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+  // Each drop came after a Welcome, so each wait is the first step again: 200 + 200 ms.
+  EXPECT_EQ(clock.Monotonic(), absl::Milliseconds(400));
+  EXPECT_EQ(gateway_.hellos(), 3);
+}
+
+TEST_F(UplinkTest, SendRatePacesRecordsByTheClock) {
+  InstantClock clock;
+  Fill(3);
+  UplinkOptions options = Options();
+  options.clock = &clock;
+  options.send_rate = 4;  // records/s: one record per batch, 250 ms apart
+  Uplink uplink(options, outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+  EXPECT_THAT(gateway_.batch_sizes(), ElementsAre(1, 1, 1));
+  EXPECT_EQ(clock.Monotonic(), absl::Milliseconds(500));
+}
+
+TEST(UplinkOptionsTest, BadOptionsAreRefusedAtStart) {
+  ScopedTempDir tmp;
+  auto outbox = Outbox::Open(Env::Default(), tmp.path());
+  ASSERT_TRUE(outbox.ok());
+  UplinkOptions options;
+  options.agent_id = kAgentId;
+  Uplink uplink(options, outbox->get());
+  EXPECT_EQ(uplink.Start().message(), "uplink: no coordinator address");
+}
+
+}  // namespace
+}  // namespace benchfleet::agent

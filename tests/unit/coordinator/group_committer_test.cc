@@ -1,0 +1,181 @@
+// GroupCommitter and StreamWriter against a FakeRunStore and a SimulatedClock: results only after
+// a successful store, retries with backoff while the store is down, cancelled work dropped,
+// machine updates applied later. Nothing sleeps for real.
+#include <future>
+#include <thread>
+
+#include "common/clock.h"
+#include "coordinator/ingest/group_committer.h"
+#include "coordinator/ingest/stream_writer.h"
+#include "coordinator/store/run_rows.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/coordinator/test_records.h"
+
+namespace benchfleet::coordinator {
+namespace {
+
+using ::testing::ElementsAre;
+
+// Work of `n` fresh records whose results land in the returned future.
+std::shared_ptr<CommitWork> MakeWork(int n, std::promise<std::vector<StoreOutcome>>* done,
+                                     std::vector<std::string>* ids = nullptr) {
+  auto work = std::make_shared<CommitWork>();
+  for (int i = 0; i < n; ++i) {
+    v1::RunRecord r = testing::MakeRecord(i + 1);
+    if (ids != nullptr) ids->push_back(r.run_id());
+    EXPECT_TRUE(AppendRunRow(r, &work->runs).ok());
+  }
+  work->done = [done](absl::Span<const RunStoreResult> results) {
+    std::vector<StoreOutcome> outcomes;
+    for (const auto& r : results) outcomes.push_back(r.outcome);
+    done->set_value(outcomes);
+  };
+  return work;
+}
+
+// Waits (without sleeping) until the committer is blocked in the clock's SleepFor.
+void WaitForSleeper(SimulatedClock& clock) {
+  while (clock.sleepers() == 0) std::this_thread::yield();
+}
+
+// Stops the committer while moving the simulated clock, so a retry delay it sleeps in ends.
+void StopWhileAdvancing(GroupCommitter& committer, SimulatedClock& clock) {
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    committer.Stop();
+    stopped = true;
+  });
+  while (!stopped) {
+    clock.Advance(absl::Seconds(1));
+    std::this_thread::yield();
+  }
+  stopper.join();
+}
+
+class GroupCommitterTest : public ::testing::Test {
+ protected:
+  testing::FakeRunStore store_;
+  SimulatedClock clock_;
+  NullMetrics metrics_;
+};
+
+TEST_F(GroupCommitterTest, ReportsResultsAfterTheStoreSucceeds) {
+  GroupCommitter committer(&store_, &clock_, &metrics_);
+  committer.Start();
+  std::promise<std::vector<StoreOutcome>> done;
+  std::vector<std::string> ids;
+  ASSERT_TRUE(committer.Submit(MakeWork(3, &done, &ids)).ok());
+  EXPECT_THAT(done.get_future().get(),
+              ElementsAre(StoreOutcome::kStored, StoreOutcome::kStored, StoreOutcome::kStored));
+  EXPECT_EQ(store_.stored().size(), 3u);
+  EXPECT_EQ(store_.store_calls(), 1);
+}
+
+TEST_F(GroupCommitterTest, KeepsWorkWhileTheStoreIsDownAndRetriesWithBackoff) {
+  store_.FailNext(2);
+  GroupCommitter committer(&store_, &clock_, &metrics_);
+  committer.Start();
+  std::promise<std::vector<StoreOutcome>> done;
+  auto result = done.get_future();
+  ASSERT_TRUE(committer.Submit(MakeWork(2, &done)).ok());
+
+  WaitForSleeper(clock_);  // first attempt failed
+  EXPECT_EQ(store_.store_calls(), 1);
+  EXPECT_EQ(result.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  clock_.Advance(absl::Milliseconds(100));
+  store_.WaitForStoreCalls(2);
+  WaitForSleeper(clock_);  // second attempt failed; now waits 200 ms
+  clock_.Advance(absl::Milliseconds(100));
+  EXPECT_EQ(result.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  clock_.Advance(absl::Milliseconds(100));
+  EXPECT_THAT(result.get(), ElementsAre(StoreOutcome::kStored, StoreOutcome::kStored));
+  EXPECT_EQ(store_.store_calls(), 3);
+}
+
+TEST_F(GroupCommitterTest, DropsCancelledWorkAndReportsNothingAfterStop) {
+  store_.FailNext(1);
+  GroupCommitter committer(&store_, &clock_, &metrics_);
+  committer.Start();
+  std::promise<std::vector<StoreOutcome>> cancelled_done, kept_done;
+  auto cancelled = MakeWork(1, &cancelled_done);
+  cancelled->cancelled = std::make_shared<std::atomic<bool>>(false);
+  ASSERT_TRUE(committer.Submit(cancelled).ok());
+  WaitForSleeper(clock_);
+  cancelled->cancelled->store(true);  // its stream closed while the store was down
+  ASSERT_TRUE(committer.Submit(MakeWork(2, &kept_done)).ok());
+  clock_.Advance(absl::Milliseconds(100));
+  EXPECT_THAT(kept_done.get_future().get(), ElementsAre(StoreOutcome::kStored, StoreOutcome::kStored));
+  EXPECT_EQ(store_.stored().size(), 2u);
+
+  store_.FailNext(100);
+  std::promise<std::vector<StoreOutcome>> never;
+  auto never_result = never.get_future();
+  ASSERT_TRUE(committer.Submit(MakeWork(1, &never)).ok());
+  WaitForSleeper(clock_);
+  StopWhileAdvancing(committer, clock_);
+  EXPECT_EQ(never_result.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  std::promise<std::vector<StoreOutcome>> late;
+  EXPECT_EQ(committer.Submit(MakeWork(1, &late)),
+            absl::UnavailableError("the coordinator is shutting down"));
+}
+
+TEST_F(GroupCommitterTest, AppliesMachineUpdatesOnceTheStoreTakesThem) {
+  store_.SetMachinesDown(true);
+  GroupCommitter committer(&store_, &clock_, &metrics_);
+  committer.Start();
+  MachineUpdate update;
+  update.agent_id = "agent-9";
+  update.seen = absl::FromUnixSeconds(100);
+  committer.UpsertMachineLater(update);
+  WaitForSleeper(clock_);
+  committer.TouchMachineLater("agent-9", absl::FromUnixSeconds(160));
+  store_.SetMachinesDown(false);
+  clock_.Advance(absl::Milliseconds(100));
+  while (store_.machines_seen().count("agent-9") == 0) std::this_thread::yield();
+  EXPECT_EQ(store_.machines_seen().at("agent-9"), absl::FromUnixSeconds(160));
+}
+
+TEST(StreamWriterTest, WritesInOrderAndStopsAfterABrokenWrite) {
+  std::vector<uint64_t> written;
+  std::mutex mu;
+  StreamWriter writer([&](const v1::CoordinatorMessage& m) {
+    std::lock_guard<std::mutex> lock(mu);
+    written.push_back(m.ack().batch_id());
+    return m.ack().batch_id() < 3;  // the third write finds the stream broken
+  });
+  for (uint64_t id = 1; id <= 3; ++id) {
+    v1::CoordinatorMessage m;
+    m.mutable_ack()->set_batch_id(id);
+    EXPECT_TRUE(writer.Send(m));
+  }
+  EXPECT_TRUE(writer.WaitUntilWritten(absl::Seconds(30)));
+  v1::CoordinatorMessage m;
+  m.mutable_ack()->set_batch_id(4);
+  EXPECT_FALSE(writer.Send(m));
+  writer.Close();
+  EXPECT_THAT(written, ElementsAre(1u, 2u, 3u));
+}
+
+TEST(StreamWriterTest, CloseWritesWhatIsQueued) {
+  std::vector<uint64_t> written;
+  {
+    StreamWriter writer([&](const v1::CoordinatorMessage& m) {
+      written.push_back(m.ack().batch_id());
+      return true;
+    });
+    for (uint64_t id = 1; id <= 50; ++id) {
+      v1::CoordinatorMessage m;
+      m.mutable_ack()->set_batch_id(id);
+      writer.Send(m);
+    }
+    writer.Close();
+    v1::CoordinatorMessage m;
+    EXPECT_FALSE(writer.Send(m));
+  }
+  EXPECT_EQ(written.size(), 50u);
+  EXPECT_EQ(written.back(), 50u);
+}
+
+}  // namespace
+}  // namespace benchfleet::coordinator
