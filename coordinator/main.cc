@@ -123,7 +123,10 @@ int main(int argc, char** argv) {
       return kExitFailure;
     }
     local_db = std::move(*started);
-    Log(absl::StrCat("private PostgreSQL running in ", local_db->data_dir()));
+    // The private server has no password (trust, on a socket only its owner can reach), so its
+    // connection string is safe to print: operators query it with psql.
+    Log(absl::StrCat("private PostgreSQL running in ", local_db->data_dir(), "; psql \"",
+                     local_db->database_url(), "\""));
     database_url = local_db->database_url();
   }
 
