@@ -1,11 +1,24 @@
 #include "agent/conditions/conditions_probe.h"
 
+#include <sys/utsname.h>
+#include <unistd.h>
+
 #include "agent/conditions/linux_probe.h"
 #include "agent/conditions/macos_probe.h"
 #include "common/conditions_fingerprint.h"
 #include "common/version.h"
 
 namespace benchfleet::agent {
+
+void ProbePosixIdentity(v1::MachineConditions* conditions) {
+  struct utsname uts;
+  if (::uname(&uts) == 0) {
+    conditions->set_kernel(uts.release);
+    conditions->set_architecture(uts.machine);
+  }
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) == 0) conditions->set_hostname(host);
+}
 
 std::unique_ptr<ConditionsProbe> NewPlatformProbe(Env* env) {
 #if defined(__APPLE__)

@@ -35,6 +35,10 @@ class AcceleratorProbe {
   virtual absl::Status Probe(v1::MachineConditions* conditions) = 0;
 };
 
+// Fills what every POSIX system reports the same way: hostname, kernel release and machine
+// architecture (uname(2), gethostname(2)). The platform probes call it first.
+void ProbePosixIdentity(v1::MachineConditions* conditions);
+
 // Returns the probe of the platform this was built for (Linux or macOS).
 std::unique_ptr<ConditionsProbe> NewPlatformProbe(Env* env);
 

@@ -1,12 +1,12 @@
 #include "agent/conditions/linux_probe.h"
 
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "agent/conditions/conditions_probe.h"
 #include "agent/string_views.h"
 
 namespace benchfleet::agent {
@@ -71,13 +71,7 @@ uint64_t ParseMemTotalBytes(std::string_view meminfo) {
 }
 
 absl::Status LinuxProbe::Probe(v1::MachineConditions* conditions) {
-  struct utsname uts;
-  if (::uname(&uts) == 0) {
-    conditions->set_kernel(uts.release);
-    conditions->set_architecture(uts.machine);
-  }
-  char host[256] = {};
-  if (::gethostname(host, sizeof(host) - 1) == 0) conditions->set_hostname(host);
+  ProbePosixIdentity(conditions);
 
   // os-release(5): /etc/os-release, else /usr/lib/os-release.
   OsRelease release;

@@ -3,11 +3,12 @@
 #if defined(__APPLE__)
 
 #include <sys/sysctl.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <string>
+
+#include "agent/conditions/conditions_probe.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -32,13 +33,7 @@ T SysctlNumber(const char* name) {
 }  // namespace
 
 absl::Status MacOsProbe::Probe(v1::MachineConditions* conditions) {
-  struct utsname uts;
-  if (::uname(&uts) == 0) {
-    conditions->set_kernel(uts.release);
-    conditions->set_architecture(uts.machine);
-  }
-  char host[256] = {};
-  if (::gethostname(host, sizeof(host) - 1) == 0) conditions->set_hostname(host);
+  ProbePosixIdentity(conditions);
   conditions->set_os_name("macOS");
   conditions->set_os_version(SysctlString("kern.osproductversion"));
   conditions->set_cpu_model(SysctlString("machdep.cpu.brand_string"));

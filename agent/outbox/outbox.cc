@@ -269,12 +269,7 @@ absl::Status Outbox::OpenNewSegment() {
   return absl::OkStatus();
 }
 
-void Outbox::CloseActiveSegment() {
-  if (auto s = active_file_->Close(); !s.ok()) Warn(absl::StrCat("closing segment: ", s.message()));
-  active_file_.reset();
-  std::lock_guard<std::mutex> l(mu_);
-  const uint64_t number = active_segment_;
-  active_segment_ = 0;
+void Outbox::RetireActiveContent(uint64_t number) {
   if (segments_[number].live == 0) {
     RemoveSegment(number);
   } else {
@@ -282,6 +277,15 @@ void Outbox::CloseActiveSegment() {
     cached_content_ = std::move(active_content_);
   }
   active_content_.clear();
+}
+
+void Outbox::CloseActiveSegment() {
+  if (auto s = active_file_->Close(); !s.ok()) Warn(absl::StrCat("closing segment: ", s.message()));
+  active_file_.reset();
+  std::lock_guard<std::mutex> l(mu_);
+  const uint64_t number = active_segment_;
+  active_segment_ = 0;
+  RetireActiveContent(number);
 }
 
 void Outbox::AbandonActiveSegment() {
@@ -296,13 +300,7 @@ void Outbox::AbandonActiveSegment() {
   if (auto s = env_->WriteFileAtomically(SegmentPath(number), active_content_); !s.ok()) {
     Warn(absl::StrCat("could not cut a failed append off segment ", number, ": ", s.message()));
   }
-  if (segments_[number].live == 0) {
-    RemoveSegment(number);
-  } else {
-    cached_segment_ = number;
-    cached_content_ = std::move(active_content_);
-  }
-  active_content_.clear();
+  RetireActiveContent(number);
 }
 
 absl::StatusOr<std::string> Outbox::ReadEntry(const Entry& entry) {

@@ -117,6 +117,9 @@ class Outbox final : public RecordQueue {
   // Called with write_mu_ held.
   absl::Status OpenNewSegment();
   void CloseActiveSegment();
+  // Deletes the just-closed segment when nothing in it waits for an Ack, else keeps its bytes as
+  // the cached segment (its records are still to be sent). Caller holds mu_.
+  void RetireActiveContent(uint64_t number);
   void AbandonActiveSegment();
 
   // Called with mu_ held.

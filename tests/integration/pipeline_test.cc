@@ -49,6 +49,17 @@ class PipelineTest : public ::testing::Test {
     ASSERT_EQ(WaitFor(*p, kAgentTimeout), 0) << ReadAll(work_ + "/fill.log");
   }
 
+  // Starts `serve` on a filled outbox; rate limits sending so a kill lands mid-stream.
+  std::unique_ptr<Subprocess> Serve(const std::string& name, const std::string& state,
+                                    const CoordinatorProcess& coordinator, bool limited,
+                                    bool exit_when_drained) {
+    std::vector<std::string> args = {"serve", "--state-dir", state, "--coordinator",
+                                     coordinator.address()};
+    if (limited) args.insert(args.end(), {"--send-rate", "2500"});
+    if (exit_when_drained) args.push_back("--exit-when-drained");
+    return StartAgent(work_, name, args);
+  }
+
   PgTestDb db_;
   std::string work_;
 };
@@ -78,9 +89,7 @@ TEST_F(PipelineTest, CoordinatorKilledMidStreamLosesAndDuplicatesNothing) {
   FillOutbox(state, 10000);
   CoordinatorProcess coordinator(db_.url(), work_);
   ASSERT_TRUE(coordinator.Start()) << coordinator.log();
-  auto agent = StartAgent(work_, "serve", {"serve", "--state-dir", state, "--coordinator",
-                                           coordinator.address(), "--send-rate", "2500",
-                                           "--exit-when-drained"});
+  auto agent = Serve("serve", state, coordinator, /*limited=*/true, /*exit_when_drained=*/true);
   ASSERT_TRUE(PollUntil([&] { return RowsOrZero(db_) >= 1000; }, absl::Seconds(60)));
   coordinator.Kill(SIGKILL);
   coordinator.Wait();
@@ -98,9 +107,7 @@ TEST_F(PipelineTest, PostgresStoppedMidStreamLosesAndDuplicatesNothing) {
   FillOutbox(state, 10000);
   CoordinatorProcess coordinator(server.url(), work_);
   ASSERT_TRUE(coordinator.Start()) << coordinator.log();
-  auto agent = StartAgent(work_, "serve", {"serve", "--state-dir", state, "--coordinator",
-                                           coordinator.address(), "--send-rate", "2500",
-                                           "--exit-when-drained"});
+  auto agent = Serve("serve", state, coordinator, /*limited=*/true, /*exit_when_drained=*/true);
   auto rows = [&] {
     std::string out;
     FILE* p = ::popen(("psql -At '" + server.url() + "' -c 'SELECT count(*) FROM runs' 2>/dev/null").c_str(), "r");
@@ -127,14 +134,12 @@ TEST_F(PipelineTest, AgentKilledMidStreamAndRestartedLosesAndDuplicatesNothing) 
   FillOutbox(state, 10000);
   CoordinatorProcess coordinator(db_.url(), work_);
   ASSERT_TRUE(coordinator.Start()) << coordinator.log();
-  auto agent = StartAgent(work_, "serve", {"serve", "--state-dir", state, "--coordinator",
-                                           coordinator.address(), "--send-rate", "2500"});
+  auto agent = Serve("serve", state, coordinator, /*limited=*/true, /*exit_when_drained=*/false);
   ASSERT_TRUE(PollUntil([&] { return RowsOrZero(db_) >= 1000; }, absl::Seconds(60)));
   agent->Signal(SIGKILL);
   agent->Wait();
   EXPECT_LT(Rows(db_), 10000) << "the kill came after the stream ended; the test proves nothing";
-  auto restarted = StartAgent(work_, "serve2", {"serve", "--state-dir", state, "--coordinator",
-                                                coordinator.address(), "--exit-when-drained"});
+  auto restarted = Serve("serve2", state, coordinator, /*limited=*/false, /*exit_when_drained=*/true);
   EXPECT_EQ(WaitFor(*restarted, kAgentTimeout), 0) << ReadAll(work_ + "/serve2.log");
   EXPECT_EQ(Rows(db_), 10000);
   EXPECT_EQ(db_.QueryValue("SELECT count(DISTINCT agent_id) FROM runs"), "1");
