@@ -11,6 +11,7 @@ namespace {
 
 using benchfleet::agent::ConditionsFlags;
 using benchfleet::agent::ImportFlags;
+using benchfleet::agent::RunFlags;
 using benchfleet::agent::ServeFlags;
 using benchfleet::agent::SimulateFlags;
 
@@ -83,11 +84,37 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
 
-  CLI11_PARSE(app, argc, argv);
+  RunFlags run;
+  CLI::App* run_cmd = app.add_subcommand(
+      "run", "Run a series spec on this machine: write its series folder, stream its records if a coordinator "
+             "is given, print every call's figure");
+  run_cmd->add_option("spec", run.spec, "the series spec (YAML; see agent/README.md, \"Series spec\")")->required();
+  run_cmd->add_option("--out", run.out, "series folder to write (spec.yaml, conditions.json, runs.jsonl, runs.csv, "
+                                        "backend logs); must not hold a series yet")
+      ->required();
+  run_cmd->add_option("--coordinator", run.coordinator, kCoordinatorHelp)->envname("BENCHFLEET_COORDINATOR");
+  run_cmd->add_option("--config", run.config, kConfigHelp);
+  run_cmd->add_option("--state-dir", run.state_dir, kStateDirHelp);
+  run_cmd->add_option("--token-file", run.token_file, kTokenHelp)->envname("BENCHFLEET_TOKEN_FILE");
+  run_cmd->add_option("--timeout", run.timeout_seconds, "seconds to wait, after the series, for every Ack")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_option("--connect-attempts", run.connect_attempts,
+                      "failed connection attempts in a row before giving up")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+
+  // Bad flags are exit code 2, as for every other bad input (CLI11's own codes are 100 and up).
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   if (*conditions_cmd) return benchfleet::agent::RunConditionsCommand(conditions);
   if (*serve_cmd) return benchfleet::agent::RunServeCommand(serve);
   if (*simulate_cmd) return benchfleet::agent::RunSimulateCommand(simulate);
   if (*import_cmd) return benchfleet::agent::RunImportCommand(import);
+  if (*run_cmd) return benchfleet::agent::RunRunCommand(run);
   return 2;
 }

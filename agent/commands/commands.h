@@ -48,6 +48,18 @@ struct ImportFlags {
 };
 int RunImportCommand(const ImportFlags& flags);
 
+struct RunFlags {
+  std::string spec;  // the series spec (YAML)
+  std::string out;   // the series folder to write
+  std::string config;
+  std::string state_dir;
+  std::string coordinator;
+  std::string token_file;
+  double timeout_seconds = 300;
+  int connect_attempts = 5;
+};
+int RunRunCommand(const RunFlags& flags);
+
 }  // namespace benchfleet::agent
 
 #endif  // BENCHFLEET_AGENT_COMMANDS_COMMANDS_H_

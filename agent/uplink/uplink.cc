@@ -99,6 +99,12 @@ class Uplink::Impl {
     cv_.notify_all();
   }
 
+  void SetPaused(bool paused) {
+    std::lock_guard<std::mutex> l(mu_);
+    paused_ = paused;
+    cv_.notify_all();
+  }
+
   absl::Status WaitUntilDrained(absl::Duration timeout) {
     // The caller's patience: real time, not the injected clock.
     const auto deadline = RealDeadline(timeout);
@@ -364,7 +370,7 @@ class Uplink::Impl {
           const absl::Duration now = clock_->Monotonic();
           return stopping_ || session->reader_done || now >= next_heartbeat ||
                  now - session->last_received >= options_.silence_timeout ||
-                 (maybe_pending_ && session->in_flight.size() < options_.max_in_flight);
+                 (maybe_pending_ && !paused_ && session->in_flight.size() < options_.max_in_flight);
         };
         while (!ready()) cv_.wait_for(l, absl::ToChronoNanoseconds(kClockPoll));
         if (stopping_) return absl::CancelledError("stopping");
@@ -375,7 +381,7 @@ class Uplink::Impl {
               absl::StrCat("nothing from the coordinator for ", absl::FormatDuration(now - session->last_received)));
         }
         heartbeat_due = now >= next_heartbeat;
-        may_send = maybe_pending_ && session->in_flight.size() < options_.max_in_flight;
+        may_send = maybe_pending_ && !paused_ && session->in_flight.size() < options_.max_in_flight;
         if (may_send) maybe_pending_ = false;
       }
       if (heartbeat_due) {
@@ -403,8 +409,8 @@ class Uplink::Impl {
       {
         std::lock_guard<std::mutex> l(mu_);
         if (stopping_) return absl::CancelledError("stopping");
-        if (session->in_flight.size() >= options_.max_in_flight) {
-          maybe_pending_ = true;  // resume when an Ack frees a slot
+        if (session->in_flight.size() >= options_.max_in_flight || paused_) {
+          maybe_pending_ = true;  // resume when an Ack frees a slot, or on SetPaused(false)
           return absl::OkStatus();
         }
       }
@@ -456,6 +462,7 @@ class Uplink::Impl {
   bool started_ = false;  // guarded by mu_
   bool stopping_ = false;  // guarded by mu_
   bool finished_ = false;  // guarded by mu_
+  bool paused_ = false;  // guarded by mu_
   // Set when the queue may hold records not yet sent on this stream.
   bool maybe_pending_ = true;  // guarded by mu_
   grpc::ClientContext* context_ = nullptr;  // guarded by mu_
@@ -470,6 +477,7 @@ Uplink::Uplink(UplinkOptions options, RecordQueue* queue)
 Uplink::~Uplink() = default;
 absl::Status Uplink::Start() { return impl_->Start(); }
 void Uplink::Stop() { impl_->Stop(); }
+void Uplink::SetPaused(bool paused) { impl_->SetPaused(paused); }
 absl::Status Uplink::WaitUntilDrained(absl::Duration timeout) { return impl_->WaitUntilDrained(timeout); }
 absl::Status Uplink::status() { return impl_->status(); }
 UplinkStats Uplink::stats() { return impl_->stats(); }

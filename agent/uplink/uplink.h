@@ -103,6 +103,12 @@ class Uplink {
   // called (CANCELLED) or timeout of real time passed (DEADLINE_EXCEEDED).
   absl::Status WaitUntilDrained(absl::Duration timeout);
 
+  // While paused, no record batch is sent (batches already written finish; heartbeats, which
+  // keep the stream alive, and Acks go on). The runner pauses the uplink during each timed run so
+  // that sending never competes with the run; records queued meanwhile go when it resumes. May
+  // be called before Start().
+  void SetPaused(bool paused);
+
   // OK while running or stopped normally; the error it gave up with otherwise.
   absl::Status status();
 

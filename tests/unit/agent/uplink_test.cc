@@ -207,6 +207,35 @@ TEST_F(UplinkTest, HeartbeatsCarryTheOutboxDepth) {
   uplink.Stop();
 }
 
+// The runner pauses the uplink during each timed run: records queued then wait, heartbeats go on.
+TEST_F(UplinkTest, PausedUplinkSendsNoRecordsUntilResumed) {
+  SimulatedClock clock;
+  UplinkOptions options = Options();
+  options.clock = &clock;
+  options.heartbeat_interval = absl::Seconds(10);
+  Uplink uplink(options, outbox_.get());
+  uplink.SetPaused(true);
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(gateway_.WaitFor([&] { return uplink.stats().connected; }));
+  const auto ids = Fill(5);
+
+  // Two heartbeats on the same stream: a batch sent when the records were queued would have
+  // reached the gateway before the second one.
+  for (size_t beats = 1; beats <= 2; ++beats) {
+    clock.Advance(absl::Seconds(10));
+    ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.heartbeats().size() == beats; }));
+  }
+  EXPECT_EQ(gateway_.heartbeats()[1].outbox_depth(), 5u);
+  EXPECT_EQ(gateway_.batches(), 0);
+  EXPECT_EQ(gateway_.records_received(), 0);
+
+  uplink.SetPaused(false);
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+  EXPECT_EQ(gateway_.stored(), std::set<std::string>(ids.begin(), ids.end()));
+  EXPECT_EQ(gateway_.batches(), 1);
+}
+
 TEST_F(UplinkTest, KeepsAtMostMaxInFlightBatchesUnacknowledged) {
   Fill(50);
   gateway_.HoldAcks();

@@ -1,0 +1,186 @@
+// benchfleet-agent run SPEC.yaml --out DIR: runs a series on this machine with the spec's
+// backend (agent/runner/), writes the series folder and, with a coordinator, queues every record
+// in the outbox and streams it (paused during each timed run), then prints every call's figure.
+// Exit code: 0 clean; 1 a run FAILED, a combination stopped early, the series was interrupted
+// or records were not delivered; 2 bad spec, flags or configuration (nothing ran).
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "agent/backends/backend.h"
+#include "agent/commands/agent_context.h"
+#include "agent/commands/commands.h"
+#include "agent/config/allow_list.h"
+#include "agent/outbox/outbox.h"
+#include "agent/runner/series_runner.h"
+#include "agent/runner/series_summary.h"
+#include "agent/spec/series_spec.h"
+#include "agent/uplink/uplink.h"
+#include "common/series_folder.h"
+
+namespace benchfleet::agent {
+namespace {
+
+// Set by SIGINT/SIGTERM: the runner finishes the run in progress, closes its session (stopping
+// the server it started) and ends the series. A second signal kills the agent at once (the
+// handler is reset), and its child servers with it (PR_SET_PDEATHSIG).
+std::atomic<bool> g_stop{false};
+
+// How long the series waits for the uplink's first connection before its first run.
+constexpr absl::Duration kConnectWait = absl::Seconds(5);
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+void OnStopSignal(int) {
+  g_stop.store(true);
+  constexpr char kMessage[] =
+      "\nbenchfleet-agent run: stopping after the current run (send the signal again to stop at once)\n";
+  (void)!::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+}
+
+void InstallStopHandlers() {
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  // SA_RESTART: a request in flight is not cut by EINTR; SA_RESETHAND: the second signal kills.
+  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+int Fail(const absl::Status& status, int code) {
+  PrintError("run", status);
+  return code;
+}
+
+}  // namespace
+
+int RunRunCommand(const RunFlags& flags) {
+  Env* env = Env::Default();
+
+  // Everything that can be wrong with the spec, flags or configuration is found before anything
+  // runs: exit code 2.
+  auto spec = LoadSeriesSpec(env, flags.spec);
+  if (!spec.ok()) return Fail(spec.status(), kExitBadInput);
+  if (flags.out.empty()) return Fail(absl::InvalidArgumentError("--out DIR is required"), kExitBadInput);
+  auto config = LoadConfigFor(env, flags.config);
+  if (!config.ok()) return Fail(config.status(), kExitBadInput);
+  if (auto s = CheckTokenFile(env, flags.token_file); !s.ok()) return Fail(s, kExitBadInput);
+  const AllowList allow(*config);
+  if (auto s = allow.CheckBackend(spec->backend); !s.ok()) return Fail(s, kExitBadInput);
+  auto factory = FindBackend(spec->backend);
+  if (!factory.ok()) {
+    return Fail(absl::Status(factory.status().code(), absl::StrCat(spec->source, ": ", factory.status().message())),
+                kExitBadInput);
+  }
+  if (auto s = CheckSeriesFolderIsNew(env, flags.out); !s.ok()) return Fail(s, kExitBadInput);
+  if (auto s = env->CreateDirs(flags.out); !s.ok()) {
+    return Fail(absl::Status(s.code(), absl::StrCat("--out ", flags.out, ": ", s.message())), kExitBadInput);
+  }
+  BackendContext context;
+  context.env = env;
+  context.allow = &allow;
+  context.work_dir = flags.out;
+  context.log = [](std::string_view line) { PrintProgress(line); };
+  auto backend = (*factory)(spec->backend_section, context);
+  if (!backend.ok()) {
+    return Fail(absl::Status(backend.status().code(), absl::StrCat(spec->source, ": ", backend.status().message())),
+                kExitBadInput);
+  }
+
+  const std::string coordinator = ResolveCoordinator(flags.coordinator, *config);
+  auto setup = SetUpAgent(env, *config, flags.state_dir);
+  if (!setup.ok()) return Fail(setup.status(), kExitFailed);
+
+  // Declared before the runner and the uplink, which use it.
+  std::unique_ptr<Outbox> outbox;
+  if (!coordinator.empty()) {
+    auto opened = Outbox::Open(env, JoinPath(setup->state_dir, "outbox"));
+    if (!opened.ok()) return Fail(opened.status(), kExitFailed);
+    outbox = std::move(*opened);
+  }
+  std::unique_ptr<Uplink> uplink;
+  bool uplink_started = false;
+
+  RunnerOptions options;
+  options.env = env;
+  options.allow = &allow;
+  options.agent_id = setup->agent_id;
+  options.conditions = setup->conditions;
+  options.out_dir = flags.out;
+  options.outbox = outbox.get();
+  options.progress = [](std::string_view line) { PrintProgress(line); };
+  options.stop = &g_stop;
+  if (!coordinator.empty()) {
+    // Started once the conditions hold the backend's version, so the Hello carries them.
+    options.on_conditions = [&](const v1::MachineConditions& conditions) -> absl::Status {
+      AgentSetup final_setup = *setup;
+      final_setup.conditions = conditions;
+      UplinkOptions uplink_options = MakeUplinkOptions(final_setup, coordinator, flags.token_file);
+      uplink_options.max_connect_failures = flags.connect_attempts;
+      uplink = std::make_unique<Uplink>(std::move(uplink_options), outbox.get());
+      absl::Status started = uplink->Start();
+      uplink_started = started.ok();
+      if (!started.ok()) return started;
+      // Connect now, between runs, rather than during the first timed run. Not connected after a
+      // while: the series goes on, records wait in the outbox and are sent when it connects.
+      const absl::Duration give_up = env->clock().Monotonic() + kConnectWait;
+      while (!uplink->stats().connected && uplink->status().ok() && env->clock().Monotonic() < give_up) {
+        env->clock().SleepFor(absl::Milliseconds(20));
+      }
+      return uplink->status();
+    };
+    options.on_timed_window = [&](bool timed) {
+      if (uplink != nullptr) uplink->SetPaused(timed);
+    };
+  }
+  auto runner = SeriesRunner::Create(*spec, backend->get(), std::move(options));
+  if (!runner.ok()) return Fail(runner.status(), kExitBadInput);
+
+  InstallStopHandlers();
+  auto result = (*runner)->Run();
+  if (!result.ok()) {
+    if (uplink_started) uplink->Stop();
+    return Fail(result.status(), kExitFailed);
+  }
+
+  // Delivery: everything queued reaches the coordinator, or the operator is told what did not.
+  absl::Status delivery = result->delivery_status;
+  std::string delivery_line;
+  if (uplink_started) {
+    const absl::Status drained = uplink->WaitUntilDrained(absl::Seconds(flags.timeout_seconds));
+    uplink->Stop();
+    const UplinkStats stats = uplink->stats();
+    delivery_line = absl::StrCat("sent to coordinator ", coordinator, ": ", stats.stored, " stored, ",
+                                 stats.duplicates, " duplicates, ", stats.rejected, " rejected");
+    for (const UplinkRejection& r : stats.rejections) {
+      absl::StrAppend(&delivery_line, "\n  rejected run ", r.run_id, ": ", r.reason);
+    }
+    if (delivery.ok() && !drained.ok()) {
+      delivery = absl::Status(drained.code(), absl::StrCat(drained.message(), "; ", outbox->depth(),
+                                                           " records stay in the outbox for `serve`"));
+    }
+    if (delivery.ok() && stats.rejected > 0) {
+      delivery = absl::FailedPreconditionError(
+          absl::StrCat("the coordinator rejected ", stats.rejected, " records (kept in ", outbox->dir(), "/",
+                       kOutboxRejectedFile, ")"));
+    }
+  } else if (coordinator.empty()) {
+    // A local run: the records stay in the series folder only.
+    delivery_line = absl::StrCat("no coordinator: send the records later with `benchfleet-agent import ",
+                                 flags.out, " --coordinator ADDR`");
+  }
+
+  std::fputs(FormatSeriesSummary(*result).c_str(), stdout);
+  std::printf("series folder %s: %s, %s, %s, %s\n", flags.out.c_str(), kSpecFile, kConditionsFile, kRunsJsonlFile,
+              kRunsCsvFile);
+  if (!delivery_line.empty()) std::printf("%s\n", delivery_line.c_str());
+  std::fflush(stdout);
+  if (!delivery.ok()) PrintError("run", delivery);
+  return SeriesExitCode(*result, delivery);
+}
+
+}  // namespace benchfleet::agent

@@ -1,0 +1,153 @@
+#include "agent/runner/series_summary.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "agent/runner/figures.h"
+#include "agent/runner/throughput_drop.h"
+#include "agent/string_views.h"
+#include "common/record_validation.h"
+
+namespace benchfleet::agent {
+namespace {
+
+constexpr int kLogTailLines = 3;
+
+// The label of a run in the report: its combination, and its repetition when there are several.
+std::string Where(const SeriesResult& result, const RunResult& run) {
+  return result.repetitions > 1 ? absl::StrCat(run.label, " rep ", run.record.repetition()) : run.label;
+}
+
+// One call in a figure line: "3: 30.0 (THROUGHPUT_DROP -43.3%)", "2: FAILED", "1: -".
+std::string Call(const SeriesResult& result, const RunResult& run) {
+  const v1::RunRecord& record = run.record;
+  std::string text = absl::StrCat(record.call_index(), ": ");
+  if (record.status().code() != v1::RunStatus::CODE_OK) return absl::StrCat(text, "FAILED");
+  if (result.throughput_metric.empty()) return absl::StrCat(text, "OK");
+  const std::optional<double> value = MetricValue(record, result.throughput_metric);
+  if (!value.has_value()) return absl::StrCat(text, "-");
+  absl::StrAppend(&text, FormatFigure(*value));
+  if (run.throughput_drop.has_value()) {
+    absl::StrAppend(&text, absl::StrFormat(" (%s -%.1f%%)", kThroughputDropFlag, *run.throughput_drop * 100));
+  }
+  return text;
+}
+
+// The last non-empty lines of a log tail.
+std::vector<std::string> LastLines(const std::string& log_tail, int n) {
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(log_tail, '\n')) {
+    if (!line.empty()) lines.emplace_back(line);
+  }
+  if (lines.size() > size_t(n)) lines.erase(lines.begin(), lines.end() - n);
+  return lines;
+}
+
+}  // namespace
+
+std::string FormatSeriesSummary(const SeriesResult& result) {
+  std::string out;
+  const int ok = static_cast<int>(result.runs.size()) - result.failed_runs;
+  std::string version;
+  if (auto it = result.conditions.backend_versions().find(result.backend);
+      it != result.conditions.backend_versions().end()) {
+    version = absl::StrCat(" ", it->second);
+  }
+  absl::StrAppend(&out, "series ", result.series, " (task ", result.task, ", backend ", result.backend, version,
+                  "): ", result.runs.size(), " runs, ", ok, " OK, ", result.failed_runs, " FAILED\n");
+  const bool any_simulated = std::any_of(result.runs.begin(), result.runs.end(),
+                                         [](const RunResult& run) { return run.record.simulated(); });
+  if (any_simulated) {
+    absl::StrAppend(&out, "SIMULATED: the measured server (", result.backend,
+                    ") announced itself as a simulator; its figures are not measurements of this machine\n");
+  }
+
+  // Lines in the order their combination (and repetition) first ran; phases in series order.
+  struct Line {
+    std::string where;
+    v1::Phase phase;
+    std::vector<std::string> calls;
+    bool simulated = false;
+  };
+  std::vector<Line> lines;
+  std::vector<std::string> order;
+  std::map<std::pair<std::string, int>, size_t> index;  // (where, phase) -> lines
+  for (const RunResult& run : result.runs) {
+    const std::string where = Where(result, run);
+    if (std::find(order.begin(), order.end(), where) == order.end()) order.push_back(where);
+    const auto key = std::make_pair(where, static_cast<int>(run.record.phase()));
+    auto [it, inserted] = index.emplace(key, lines.size());
+    if (inserted) lines.push_back(Line{where, run.record.phase(), {}, false});
+    Line& line = lines[it->second];
+    line.calls.push_back(Call(result, run));
+    line.simulated = line.simulated || run.record.simulated();
+  }
+  std::stable_sort(lines.begin(), lines.end(), [&](const Line& a, const Line& b) {
+    const auto ia = std::find(order.begin(), order.end(), a.where) - order.begin();
+    const auto ib = std::find(order.begin(), order.end(), b.where) - order.begin();
+    return ia != ib ? ia < ib : a.phase < b.phase;
+  });
+  size_t where_width = 0;
+  size_t phase_width = 0;
+  for (const Line& line : lines) {
+    where_width = std::max(where_width, line.where.size());
+    phase_width = std::max(phase_width, PhaseName(line.phase).size());
+  }
+
+  if (!lines.empty()) {
+    if (result.throughput_metric.empty()) {
+      absl::StrAppend(&out, "status of every call, in run order:\n");
+    } else {
+      std::string unit;
+      for (const RunResult& run : result.runs) {
+        unit = MetricUnit(run.record, result.throughput_metric);
+        if (!unit.empty()) break;
+      }
+      absl::StrAppend(&out, result.throughput_metric, unit.empty() ? "" : absl::StrCat(" (", unit, ")"),
+                      " of every call, in run order:\n");
+    }
+  }
+  for (const Line& line : lines) {
+    absl::StrAppend(&out, absl::StrFormat("%-*s %-*s  %s", where_width, line.where, phase_width,
+                                          PhaseName(line.phase), absl::StrJoin(line.calls, "  ")),
+                    line.simulated ? "  SIMULATED" : "", "\n");
+  }
+
+  const int drops = static_cast<int>(std::count_if(result.runs.begin(), result.runs.end(), [](const RunResult& run) {
+    return run.throughput_drop.has_value();
+  }));
+  if (drops > 0) {
+    absl::StrAppend(&out, absl::StrFormat("%s: %d warm call(s) fell more than %g%% below the first warm call of "
+                                          "their combination\n",
+                                          kThroughputDropFlag, drops, result.throughput_drop_threshold * 100));
+  }
+  if (result.failed_runs > 0) {
+    absl::StrAppend(&out, "FAILED runs:\n");
+    for (const RunResult& run : result.runs) {
+      const v1::RunRecord& record = run.record;
+      if (record.status().code() == v1::RunStatus::CODE_OK) continue;
+      absl::StrAppend(&out, "  ", Where(result, run), " ", PhaseName(record.phase()), " ", record.call_index(), ": ",
+                      record.status().message(), "\n");
+      for (const std::string& line : LastLines(record.status().log_tail(), kLogTailLines)) {
+        absl::StrAppend(&out, "    | ", line, "\n");
+      }
+    }
+  }
+  if (!result.notes.empty()) {
+    absl::StrAppend(&out, "notes:\n");
+    for (const std::string& note : result.notes) absl::StrAppend(&out, "  ", note, "\n");
+  }
+  if (result.interrupted) absl::StrAppend(&out, "interrupted: the series was stopped before its end\n");
+  return out;
+}
+
+int SeriesExitCode(const SeriesResult& result, const absl::Status& delivery) {
+  return result.clean() && delivery.ok() ? kSeriesExitClean : kSeriesExitNotClean;
+}
+
+}  // namespace benchfleet::agent

@@ -1,0 +1,92 @@
+// The series spec: the YAML that says what a series runs (which backend with which settings, how
+// many validation, cold and warm runs, the matrix of combinations). The same text is what
+// `benchfleet-agent run SPEC.yaml` reads and what a coordinator will send to agents, so it is
+// parsed here, once, for every backend. Its schema: agent/spec/series-spec.schema.json and the
+// "Series spec" section of agent/README.md. Bad specs fail fast with the file, line and key.
+// Plain data and pure functions; thread-safe (a parsed SeriesSpec is not modified afterwards).
+#ifndef BENCHFLEET_AGENT_SPEC_SERIES_SPEC_H_
+#define BENCHFLEET_AGENT_SPEC_SERIES_SPEC_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/env.h"
+#include "yaml-cpp/yaml.h"
+
+namespace benchfleet::agent {
+
+// The name the spec is copied under in the series folder, verbatim.
+inline constexpr char kSpecFile[] = "spec.yaml";
+
+// How many runs of each phase, and their pacing (runs: in the spec).
+struct RunsSpec {
+  // VALIDATION runs first, one per input set (input_index 0, 1, ...).
+  int validation = 0;
+  // COLD runs: each is the first call after the backend's session is (re)opened.
+  int cold = 1;
+  // WARM runs after the last cold run, on the same session; call_index 1, 2, ...
+  int warm = 0;
+  // How many times the whole sequence (every combination, every phase) is repeated.
+  int repetitions = 1;
+  // Waited (on the injected clock) before every run but the series' first one.
+  absl::Duration pause_between_runs = absl::ZeroDuration();
+  // A warm call whose throughput falls more than this fraction below the first warm call's of
+  // its combination and repetition is flagged THROUGHPUT_DROP.
+  double throughput_drop_threshold = 0.15;
+};
+
+// One named axis of the matrix, its values in the spec's order.
+struct MatrixAxis {
+  std::string name;
+  std::vector<std::string> values;
+  int line = 0;  // 1-based line of the axis in the spec
+};
+
+struct SeriesSpec {
+  // Where the text came from ("examples/series/x.yaml", "coordinator task 42"), for messages.
+  std::string source;
+  // The spec exactly as given: copied verbatim into the series folder (spec.yaml).
+  std::string text;
+
+  // The series' name; every record's series_id.
+  std::string series;
+  // The task name shared across machines; every record's task.
+  std::string task;
+  // The backend's name, e.g. "llama-server".
+  std::string backend;
+  // The mapping under the key equal to the backend's name (its settings, checked by the
+  // backend's factory); a null node when the spec has none.
+  YAML::Node backend_section;
+  int backend_section_line = 0;  // 1-based line of its key; 0 when the spec has none
+
+  RunsSpec runs;
+
+  // The matrix axes in the spec's order; empty when the spec has no matrix.
+  std::vector<MatrixAxis> matrix;
+
+  // Reserved for fleet scheduling (later issues): accepted as any YAML value and kept, unused.
+  YAML::Node targets;
+  YAML::Node deadline;
+  YAML::Node retry;
+};
+
+// Parses a spec. source_name names it in messages ("SOURCE:LINE: ..."). INVALID_ARGUMENT naming
+// the key and its line for unknown keys, wrong types, missing keys and values out of range.
+absl::StatusOr<SeriesSpec> ParseSeriesSpec(std::string_view text, std::string_view source_name);
+
+// Reads and parses the spec file at path (NOT_FOUND and friends from the Env when unreadable).
+absl::StatusOr<SeriesSpec> LoadSeriesSpec(Env* env, const std::string& path);
+
+// Parses a spec duration: "0", or a number with a unit, repeated: "500ms", "2s", "1m30s", "1.5h"
+// (units ns, us, ms, s, m, h). Negative and infinite durations are refused. INVALID_ARGUMENT
+// ("SOURCE:LINE: KEY must be a duration such as 2s or 500ms (got 'x')") otherwise. For backends'
+// sections too, so every duration in a spec reads the same.
+absl::StatusOr<absl::Duration> ParseSpecDuration(const YAML::Node& node, std::string_view key,
+                                                 std::string_view source_name);
+
+}  // namespace benchfleet::agent
+
+#endif  // BENCHFLEET_AGENT_SPEC_SERIES_SPEC_H_

@@ -1,0 +1,229 @@
+// agent_overhead: the agent must not disturb what it measures.
+//
+// In one run, against one llama-server simulator already serving (the agent reaches it by url,
+// so no server start is timed):
+//   bare    N POST /completion requests from a plain libcurl loop (one reused handle);
+//   agent   the same requests as a benchfleet-agent `run` series of 1 cold + N warm runs, the
+//           agent as its own process; its wall times are read back from runs.jsonl.
+// Prints the per-run wall time the agent adds (mean and median of the warm runs against the bare
+// loop), the agent's own CPU time per run (whole process, marginal: (CPU of N runs - CPU of 1
+// run) / (N - 1), which includes its between-run record keeping), and the idle resident memory
+// of an agent process (`serve` with no coordinator reachable).
+// Targets (issue 3): under 1 ms added per run, under 20 MB idle RSS.
+#include <curl/curl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "common/env.h"
+#include "common/series_folder.h"
+#include "tests/support/subprocess.h"
+
+namespace benchfleet::bench {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+constexpr char kPrompt[] = "Explain in one sentence what a GPU is.";
+
+size_t Discard(char*, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(size * n, ' ');
+  return size * n;
+}
+
+struct Curl {
+  CURL* handle = curl_easy_init();
+  std::string body;
+  ~Curl() { curl_easy_cleanup(handle); }
+
+  // Returns the HTTP status of a GET or (with data) a POST; the wall seconds in *seconds.
+  long Request(const std::string& url, const std::string* data, double* seconds) {
+    body.clear();
+    curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &Discard);
+    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &body);
+    curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+    curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+    if (data != nullptr) {
+      curl_easy_setopt(handle, CURLOPT_POSTFIELDS, data->c_str());
+    } else {
+      curl_easy_setopt(handle, CURLOPT_HTTPGET, 1L);
+    }
+    const auto start = Steady::now();
+    CURLcode rc = curl_easy_perform(handle);
+    if (seconds != nullptr) *seconds = std::chrono::duration<double>(Steady::now() - start).count();
+    curl_slist_free_all(headers);
+    long status = 0;
+    if (rc == CURLE_OK) curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+    return status;
+  }
+};
+
+double Mean(const std::vector<double>& v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Runs argv to completion; returns its exit code and its CPU seconds (user + system).
+int RunForCpu(const std::vector<std::string>& argv, const std::string& log, double* cpu_seconds) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    FILE* f = std::freopen(log.c_str(), "a", stdout);
+    if (f != nullptr) ::dup2(::fileno(stdout), 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  ::wait4(pid, &status, 0, &usage);
+  *cpu_seconds = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec +
+                 usage.ru_stime.tv_usec / 1e6;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+long VmRssKb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return -1;
+}
+
+struct Options {
+  int runs = 200;
+  int n_predict = 16;
+  double tokens_per_second = 2000;
+};
+
+int Run(const Options& options) {
+  const std::string dir = testing::MakeTempDir("agent-overhead");
+  const std::string model = dir + "/models/bench.gguf";
+  ::mkdir((dir + "/models").c_str(), 0755);
+  std::ofstream(model) << "GGUF simulated";
+  const int port = testing::FreePort();
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  testing::Subprocess server(
+      {testing::BinaryPath("llama-server-sim"), "-m", model, "--host", "127.0.0.1", "--port",
+       std::to_string(port), "-c", "512", "-ngl", "99", "--sim-load-ms", "50", "--sim-gpu-tps",
+       absl::StrCat(options.tokens_per_second)},
+      {}, dir + "/server.log");
+  Curl curl;
+  const auto deadline = Steady::now() + std::chrono::seconds(30);
+  while (curl.Request(base + "/health", nullptr, nullptr) != 200) {
+    if (Steady::now() > deadline || !server.running()) {
+      std::fprintf(stderr, "agent_overhead: the simulator did not become ready (see %s/server.log)\n",
+                   dir.c_str());
+      return 1;
+    }
+    ::usleep(20000);
+  }
+  std::printf("agent_overhead: %d warm runs, n_predict %d, simulator at %.0f tokens/s (SIMULATED server)\n",
+              options.runs, options.n_predict, options.tokens_per_second);
+
+  // bare: the same request as the agent's (temperature 0, fixed seed, prompt cache off).
+  const std::string body = absl::StrCat(R"({"prompt":")", kPrompt, R"(","n_predict":)", options.n_predict,
+                                        R"(,"temperature":0,"seed":42,"cache_prompt":false})");
+  std::vector<double> bare;
+  curl.Request(base + "/completion", &body, nullptr);  // the cold call, not counted
+  for (int i = 0; i < options.runs; ++i) {
+    double seconds = 0;
+    if (curl.Request(base + "/completion", &body, &seconds) != 200) {
+      std::fprintf(stderr, "agent_overhead: a bare request failed\n");
+      return 1;
+    }
+    bare.push_back(seconds);
+  }
+
+  // agent: the same requests as a series, through the agent process.
+  const std::string config = dir + "/agent.yaml";
+  std::ofstream(config) << "state_dir: " << dir << "/state\nallow:\n  backends: [llama-server]\n"
+                        << "  urls: [" << base << "]\n";
+  auto write_spec = [&](const std::string& name, int warm) {
+    const std::string path = dir + "/" + name + ".yaml";
+    std::ofstream(path) << "series: " << name << "\ntask: agent-overhead\nbackend: llama-server\n"
+                        << "llama-server:\n  url: " << base << "\n  prompt: " << kPrompt
+                        << "\n  n_predict: " << options.n_predict << "\n  seed: 42\n"
+                        << "runs:\n  cold: 1\n  warm: " << warm << "\n";
+    return path;
+  };
+  const std::string agent = testing::BinaryPath("benchfleet-agent");
+  double cpu_one = 0, cpu_many = 0;
+  if (RunForCpu({agent, "run", write_spec("one", 1), "--config", config, "--out", dir + "/one"},
+                dir + "/agent-one.log", &cpu_one) != 0 ||
+      RunForCpu({agent, "run", write_spec("many", options.runs), "--config", config, "--out", dir + "/many"},
+                dir + "/agent-many.log", &cpu_many) != 0) {
+    std::fprintf(stderr, "agent_overhead: the agent's series failed (see %s/agent-*.log)\n", dir.c_str());
+    return 1;
+  }
+  auto records = ReadRecords(Env::Default(), dir + "/many");
+  if (!records.ok()) {
+    std::fprintf(stderr, "agent_overhead: %s\n", records.status().ToString().c_str());
+    return 1;
+  }
+  std::vector<double> through_agent;
+  for (const auto& sourced : *records) {
+    const auto& r = sourced.record;
+    if (r.phase() != v1::PHASE_WARM) continue;
+    through_agent.push_back(r.wall_duration().seconds() + r.wall_duration().nanos() / 1e9);
+  }
+  if (static_cast<int>(through_agent.size()) != options.runs) {
+    std::fprintf(stderr, "agent_overhead: %zu warm records, expected %d\n", through_agent.size(), options.runs);
+    return 1;
+  }
+
+  // idle: an agent process with nothing to do (no coordinator answers).
+  long idle_kb = -1;
+  {
+    testing::Subprocess idle({agent, "serve", "--config", config, "--state-dir", dir + "/idle-state",
+                              "--coordinator", "127.0.0.1:" + std::to_string(testing::FreePort())},
+                             {}, dir + "/agent-idle.log");
+    ::usleep(1500000);
+    idle_kb = VmRssKb(idle.pid());
+  }
+
+  const double added_mean_ms = (Mean(through_agent) - Mean(bare)) * 1e3;
+  const double added_median_ms = (Median(through_agent) - Median(bare)) * 1e3;
+  const double cpu_per_run_ms = (cpu_many - cpu_one) / (options.runs - 1) * 1e3;
+  std::printf("bare libcurl:  mean %.3f ms, median %.3f ms per request\n", Mean(bare) * 1e3, Median(bare) * 1e3);
+  std::printf("through agent: mean %.3f ms, median %.3f ms per run (wall_duration of the records)\n",
+              Mean(through_agent) * 1e3, Median(through_agent) * 1e3);
+  std::printf("added per run: mean %+.3f ms, median %+.3f ms   (target < 1 ms)\n", added_mean_ms, added_median_ms);
+  std::printf("agent CPU per run: %.3f ms (whole process, marginal over %d runs, incl. record keeping)\n",
+              cpu_per_run_ms, options.runs);
+  std::printf("agent idle RSS: %.1f MB   (target < 20 MB)\n", idle_kb / 1024.0);
+  return 0;
+}
+
+}  // namespace
+}  // namespace benchfleet::bench
+
+int main(int argc, char** argv) {
+  benchfleet::bench::Options options;
+  CLI::App app{"agent_overhead: what the agent adds to each run it measures"};
+  app.add_option("--runs", options.runs, "Warm runs in the series and requests in the bare loop");
+  app.add_option("--n-predict", options.n_predict, "Tokens per request");
+  app.add_option("--tokens-per-second", options.tokens_per_second, "The simulator's token rate");
+  CLI11_PARSE(app, argc, argv);
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  return benchfleet::bench::Run(options);
+}

@@ -1,0 +1,243 @@
+// `benchfleet-agent run`, the built program run as a child process: exit code 2 and nothing run
+// for a bad spec, flag or configuration; a series whose every mode fails to start still writes
+// (and streams) one FAILED record per mode and exits 1.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/series_folder.h"
+#include "tests/unit/agent/fake_gateway.h"
+#include "tests/unit/agent/temp_dir.h"
+
+namespace benchfleet::agent {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::FakeGateway;
+using testing::ScopedTempDir;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+class RunCommandTest : public ::testing::Test {
+ protected:
+  // Runs the program to completion; its stdout and stderr are kept in out_ and err_.
+  int Run(std::vector<std::string> args) {
+    args.insert(args.begin(), BENCHFLEET_AGENT_BINARY);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    // The agent must not pick up the host's settings (BENCHFLEET_COORDINATOR, ...).
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (!std::string_view(*e).starts_with("BENCHFLEET_")) env.emplace_back(*e);
+    }
+    std::vector<char*> envp;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const std::string out_path = tmp_.path() + "/stdout";
+    const std::string err_path = tmp_.path() + "/stderr";
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::dup2(out, 1);
+      ::dup2(err, 2);
+      ::execve(argv[0], argv.data(), envp.data());
+      ::_exit(127);
+    }
+    ::close(out);
+    ::close(err);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    out_ = ReadAll(out_path);
+    err_ = ReadAll(err_path);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  // An agent.yaml allowing llama-server, a binary and the (empty) models folder.
+  std::string Config(const std::string& backends = "[llama-server]") {
+    const std::string path = tmp_.path() + "/agent.yaml";
+    Write(path, absl::StrCat("allow:\n  backends: ", backends, "\n  executables: [", tmp_.path(),
+                             "/bin/llama-server]\n  model_dirs: [", tmp_.path(), "/models]\n"));
+    return path;
+  }
+
+  // A llama-server spec whose model does not exist: every mode fails to start.
+  std::string Spec(const std::string& extra = "") {
+    const std::string path = tmp_.path() + "/spec.yaml";
+    Write(path, absl::StrCat("series: cli-series\ntask: cli-task\nbackend: llama-server\nllama-server:\n  binary: ",
+                             tmp_.path(), "/bin/llama-server\n  model: ", tmp_.path(),
+                             "/models/missing.gguf\n  modes:\n    gpu: [-ngl, 99]\n    cpu: [-ngl, 0]\n"
+                             "  prompt: hello\nruns:\n  warm: 2\n",
+                             extra));
+    return path;
+  }
+
+  std::vector<std::string> Args(const std::string& spec, const std::string& config) {
+    return {"run", spec, "--out", series_, "--config", config, "--state-dir", tmp_.path() + "/state"};
+  }
+
+  ScopedTempDir tmp_;
+  std::string series_ = tmp_.path() + "/series";
+  std::string out_;
+  std::string err_;
+};
+
+TEST_F(RunCommandTest, ABadSpecIsExitCode2WithItsLineAndNothingRuns) {
+  const std::string spec = Spec("  wram: 4\n");
+  EXPECT_EQ(Run(Args(spec, Config())), 2);
+  EXPECT_EQ(err_, absl::StrCat("benchfleet-agent run: error: ", spec,
+                               ":13: unknown key 'runs.wram' (known keys: validation, cold, warm, repetitions, "
+                               "pause_between_runs, throughput_drop_threshold)\n"));
+  EXPECT_FALSE(Env::Default()->FileExists(series_));
+}
+
+TEST_F(RunCommandTest, ABackendTheAllowListDoesNotNameIsExitCode2) {
+  EXPECT_EQ(Run(Args(Spec(), Config("[comfyui]"))), 2);
+  EXPECT_THAT(err_, HasSubstr("benchfleet-agent run: error: "));
+  EXPECT_THAT(err_, HasSubstr("llama-server"));
+  EXPECT_THAT(err_, HasSubstr("allow.backends"));
+  EXPECT_FALSE(Env::Default()->FileExists(series_));
+}
+
+TEST_F(RunCommandTest, AnUnknownBackendIsExitCode2) {
+  const std::string spec = tmp_.path() + "/other.yaml";
+  Write(spec, "series: s\ntask: t\nbackend: nosuch\n");
+  EXPECT_EQ(Run(Args(spec, Config("[nosuch]"))), 2);
+  EXPECT_THAT(err_, HasSubstr(absl::StrCat(spec, ": unknown backend \"nosuch\"; known backends: ")));
+  EXPECT_THAT(err_, HasSubstr("llama-server"));
+}
+
+TEST_F(RunCommandTest, AFolderHoldingASeriesIsExitCode2) {
+  ASSERT_TRUE(Env::Default()->CreateDirs(series_).ok());
+  Write(series_ + "/runs.jsonl", "");
+  EXPECT_EQ(Run(Args(Spec(), Config())), 2);
+  EXPECT_EQ(err_, absl::StrCat("benchfleet-agent run: error: ", series_,
+                               " already holds a series (runs.jsonl): give each series a folder of its own\n"));
+}
+
+TEST_F(RunCommandTest, MissingFlagsAreExitCode2) {
+  EXPECT_EQ(Run({"run", Spec()}), 2);
+  EXPECT_THAT(err_, HasSubstr("--out is required"));
+}
+
+TEST_F(RunCommandTest, EveryModeFailingToStartIsRecordedAndExitsOne) {
+  const std::string spec = Spec();
+  EXPECT_EQ(Run(Args(spec, Config())), 1) << err_;
+  EXPECT_THAT(out_, HasSubstr("series cli-series (task cli-task, backend llama-server): 2 runs, 0 OK, 2 FAILED\n"));
+  EXPECT_THAT(out_, HasSubstr("\ngpu cold  1: FAILED\ncpu cold  1: FAILED\n"));
+  EXPECT_THAT(out_, HasSubstr("\n  gpu cold 1: could not open llama-server: "));
+  EXPECT_THAT(out_, HasSubstr("no coordinator: send the records later with `benchfleet-agent import "));
+  EXPECT_THAT(err_, HasSubstr("gpu cold 1/1: FAILED: could not open llama-server: "));
+  auto records = ReadRecords(Env::Default(), series_);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[0].record.mode(), "gpu");
+  EXPECT_EQ((*records)[1].record.mode(), "cpu");
+  EXPECT_EQ((*records)[1].record.status().code(), v1::RunStatus::CODE_FAILED);
+  EXPECT_EQ(ReadAll(series_ + "/spec.yaml"), ReadAll(spec));
+}
+
+TEST_F(RunCommandTest, WithACoordinatorTheRecordsAreStreamed) {
+  FakeGateway gateway;
+  std::vector<std::string> args = Args(Spec(), Config());
+  args.insert(args.end(), {"--coordinator", gateway.address(), "--timeout", "20"});
+  EXPECT_EQ(Run(args), 1) << err_;
+  EXPECT_EQ(gateway.stored().size(), 2u);
+  EXPECT_THAT(out_, HasSubstr(absl::StrCat("sent to coordinator ", gateway.address(),
+                                           ": 2 stored, 0 duplicates, 0 rejected\n")));
+  EXPECT_THAT(out_, Not(HasSubstr("no coordinator")));
+  auto records = ReadRecords(Env::Default(), series_);
+  ASSERT_TRUE(records.ok());
+  EXPECT_EQ(gateway.last_hello().conditions().fingerprint(), (*records)[0].record.conditions_fingerprint());
+}
+
+// A GPU-vs-CPU series against the llama-server simulator (tests/sim), which collapses the GPU's
+// decode rate at its 4th and 5th requests (warm calls 3 and 4), streamed to a coordinator.
+class RunCommandSimulatorTest : public RunCommandTest {
+ protected:
+  std::string SimConfig() {
+    const std::string path = tmp_.path() + "/agent.yaml";
+    Write(path, absl::StrCat("allow:\n  backends: [llama-server]\n  executables: [", LLAMA_SERVER_SIM_BINARY,
+                             "]\n  model_dirs: [", tmp_.path(), "/models]\n"));
+    EXPECT_TRUE(Env::Default()->CreateDirs(tmp_.path() + "/models").ok());
+    Write(tmp_.path() + "/models/model.gguf", "");
+    return path;
+  }
+  std::string SimSpec(const std::string& extra_modes = "") {
+    const std::string path = tmp_.path() + "/spec.yaml";
+    Write(path, absl::StrCat("series: sim-series\ntask: sim-task\nbackend: llama-server\nllama-server:\n  binary: ",
+                             LLAMA_SERVER_SIM_BINARY, "\n  model: ", tmp_.path(), "/models/model.gguf\n",
+                             "  args: [--sim-load-ms, 50]\n  modes:\n",
+                             "    gpu: [-ngl, 99, --sim-throttle, \"4:0.57,5:0.53\"]\n",
+                             "    cpu: [-ngl, 0, --sim-cpu-tps, 100]\n", extra_modes,
+                             "  prompt: Write a short paragraph about the history of the bicycle.\n",
+                             "  n_predict: 8\nruns:\n  warm: 4\n"));
+    return path;
+  }
+};
+
+TEST_F(RunCommandSimulatorTest, ACleanSeriesFlagsTheCollapseStreamsAndExitsZero) {
+  FakeGateway gateway;
+  std::vector<std::string> args = Args(SimSpec(), SimConfig());
+  args.insert(args.end(), {"--coordinator", gateway.address(), "--timeout", "20"});
+  ASSERT_EQ(Run(args), 0) << out_ << err_;
+  EXPECT_THAT(out_, HasSubstr("series sim-series (task sim-task, backend llama-server "));
+  EXPECT_THAT(out_, HasSubstr("): 10 runs, 10 OK, 0 FAILED\nSIMULATED: "));
+  // Every call's figure, the drops marked at warm calls 3 and 4 only.
+  EXPECT_THAT(out_, ContainsRegex("\ngpu cold  1: [0-9.]+  SIMULATED\n"));
+  EXPECT_THAT(out_, ContainsRegex("\ngpu warm  1: [0-9.]+  2: [0-9.]+  3: [0-9.]+ \\(THROUGHPUT_DROP -[0-9.]+%\\)  "
+                                  "4: [0-9.]+ \\(THROUGHPUT_DROP -[0-9.]+%\\)  SIMULATED\n"));
+  EXPECT_THAT(out_, ContainsRegex("\ncpu warm  1: [0-9.]+  2: [0-9.]+  3: [0-9.]+  4: [0-9.]+  SIMULATED\n"));
+  EXPECT_THAT(out_, HasSubstr(absl::StrCat("sent to coordinator ", gateway.address(),
+                                           ": 10 stored, 0 duplicates, 0 rejected\n")));
+
+  auto records = ReadRecords(Env::Default(), series_);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 10u);
+  std::vector<std::string> flagged;
+  for (const SourcedRecord& r : *records) {
+    EXPECT_TRUE(r.record.simulated());
+    EXPECT_EQ(r.record.status().code(), v1::RunStatus::CODE_OK);
+    EXPECT_EQ(r.record.conditions_fingerprint(), gateway.last_hello().conditions().fingerprint());
+    for (const v1::Flag& flag : r.record.flags()) {
+      if (flag.code() == "THROUGHPUT_DROP") {
+        flagged.push_back(absl::StrCat(r.record.mode(), " ", r.record.call_index()));
+      }
+    }
+  }
+  EXPECT_THAT(flagged, ElementsAre("gpu 3", "gpu 4"));
+  EXPECT_EQ(gateway.stored().size(), 10u);
+  EXPECT_EQ(gateway.last_hello().conditions().backend_versions().count("llama-server"), 1u);
+}
+
+TEST_F(RunCommandSimulatorTest, AModeWhoseServerExitsWhileLoadingFailsAndTheOthersRun) {
+  ASSERT_EQ(Run(Args(SimSpec("    broken: [--sim-fail, exit-during-load]\n"), SimConfig())), 1) << out_ << err_;
+  EXPECT_THAT(out_, HasSubstr("): 11 runs, 10 OK, 1 FAILED\n"));
+  EXPECT_THAT(out_, HasSubstr("\nbroken cold  1: FAILED\n"));
+  EXPECT_THAT(out_, HasSubstr("\n  broken cold 1: could not open llama-server: "));
+  EXPECT_THAT(out_, HasSubstr("\n  broken: stopped at cold 1, 4 of 5 planned runs not made: could not open "
+                              "llama-server\n"));
+  auto records = ReadRecords(Env::Default(), series_);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 11u);
+  EXPECT_EQ(records->back().record.mode(), "broken");
+  EXPECT_NE(records->back().record.status().log_tail(), "");
+}
+
+}  // namespace
+}  // namespace benchfleet::agent

@@ -1,0 +1,149 @@
+// The end-of-series report and the exit code of `benchfleet-agent run`.
+#include "agent/runner/series_summary.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "tests/unit/agent/runner/fake_backend.h"
+#include "tests/unit/agent/temp_dir.h"
+
+namespace benchfleet::agent {
+namespace {
+
+using testing::FakeBackend;
+using testing::FakeOpenFailure;
+using testing::Dying;
+using testing::Fail;
+using testing::FakeRun;
+using testing::Ok;
+using testing::StatusUnset;
+using testing::ScopedTempDir;
+
+constexpr char kHead[] = "series: s1\ntask: t1\nbackend: fake\n";
+
+class SeriesSummaryTest : public ::testing::Test {
+ protected:
+  SeriesSummaryTest() : allow_(AllowConfig{{"fake"}, {}, {}, {}}, "agent.yaml"), backend_(Env::Default()) {}
+
+  SeriesResult Run(const std::string& yaml) {
+    auto spec = ParseSeriesSpec(yaml, "spec.yaml");
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    RunnerOptions options;
+    options.env = Env::Default();
+    options.allow = &allow_;
+    options.agent_id = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
+    options.out_dir = tmp_.path() + "/series";
+    auto runner = SeriesRunner::Create(*spec, &backend_, options);
+    EXPECT_TRUE(runner.ok()) << runner.status();
+    auto result = (*runner)->Run();
+    EXPECT_TRUE(result.ok()) << result.status();
+    return *result;
+  }
+
+  ScopedTempDir tmp_;
+  AllowList allow_;
+  FakeBackend backend_;
+};
+
+TEST_F(SeriesSummaryTest, PrintsEveryCallInOrderWithDropsAndFailures) {
+  backend_.Script("gpu", {Ok(48.1), Ok(52.9), Ok(52.6), Ok(30.0), Ok(28.2)});
+  backend_.Script("cpu", {Ok(9.8), Ok(10.1), Fail("HTTP 500 from /completion: {\"error\": \"boom\"}"),
+                          Ok(10.0), Ok(9.9)});
+  const SeriesResult result = Run(absl::StrCat(kHead, "runs:\n  warm: 4\n"));
+  EXPECT_EQ(FormatSeriesSummary(result),
+            "series s1 (task t1, backend fake fake-1.0): 10 runs, 9 OK, 1 FAILED\n"
+            "predicted_per_second (tokens/s) of every call, in run order:\n"
+            "gpu cold  1: 48.1\n"
+            "gpu warm  1: 52.9  2: 52.6  3: 30.0 (THROUGHPUT_DROP -43.3%)  4: 28.2 (THROUGHPUT_DROP -46.7%)\n"
+            "cpu cold  1: 9.8\n"
+            "cpu warm  1: 10.1  2: FAILED  3: 10.0  4: 9.9\n"
+            "THROUGHPUT_DROP: 2 warm call(s) fell more than 15% below the first warm call of their combination\n"
+            "FAILED runs:\n"
+            "  cpu warm 2: HTTP 500 from /completion: {\"error\": \"boom\"}\n");
+  EXPECT_EQ(SeriesExitCode(result, absl::OkStatus()), kSeriesExitNotClean);
+}
+
+TEST_F(SeriesSummaryTest, OpenFailuresShowTheirLogTailAndWhatWasNotRun) {
+  backend_.FailOpen("gpu", FakeOpenFailure{"server exited while loading (exit code 1)",
+                                           "llama_model_load: loading\n\nggml_cuda_init: no CUDA devices\n"
+                                           "main: error: unable to load model\nexit\n"});
+  const SeriesResult result = Run(absl::StrCat(kHead, "runs:\n  warm: 2\n"));
+  EXPECT_EQ(FormatSeriesSummary(result),
+            "series s1 (task t1, backend fake fake-1.0): 4 runs, 3 OK, 1 FAILED\n"
+            "predicted_per_second (tokens/s) of every call, in run order:\n"
+            "gpu cold  1: FAILED\n"
+            "cpu cold  1: 50.0\n"
+            "cpu warm  1: 50.0  2: 50.0\n"
+            "FAILED runs:\n"
+            "  gpu cold 1: could not open fake: server exited while loading (exit code 1)\n"
+            "    | ggml_cuda_init: no CUDA devices\n"
+            "    | main: error: unable to load model\n"
+            "    | exit\n"
+            "notes:\n"
+            "  gpu: stopped at cold 1, 2 of 3 planned runs not made: could not open fake\n");
+}
+
+TEST_F(SeriesSummaryTest, SimulatedRecordsAreSaidSoOnEveryLine) {
+  backend_.set_simulated(true);
+  const SeriesResult result = Run(absl::StrCat(kHead, "runs:\n  validation: 1\n  warm: 1\nmatrix:\n  mode: [gpu]\n"));
+  EXPECT_EQ(FormatSeriesSummary(result),
+            "series s1 (task t1, backend fake fake-1.0): 3 runs, 3 OK, 0 FAILED\n"
+            "SIMULATED: the measured server (fake) announced itself as a simulator; its figures are not "
+            "measurements of this machine\n"
+            "predicted_per_second (tokens/s) of every call, in run order:\n"
+            "gpu validation  1: 50.0  SIMULATED\n"
+            "gpu cold        1: 50.0  SIMULATED\n"
+            "gpu warm        1: 50.0  SIMULATED\n");
+  EXPECT_EQ(SeriesExitCode(result, absl::OkStatus()), kSeriesExitClean);
+}
+
+TEST_F(SeriesSummaryTest, RepetitionsAndMatrixAxesGetTheirOwnLines) {
+  const SeriesResult result =
+      Run(absl::StrCat(kHead, "runs:\n  warm: 2\n  repetitions: 2\nmatrix:\n  mode: [gpu]\n  n_predict: [64, 128]\n"));
+  EXPECT_EQ(FormatSeriesSummary(result),
+            "series s1 (task t1, backend fake fake-1.0): 12 runs, 12 OK, 0 FAILED\n"
+            "predicted_per_second (tokens/s) of every call, in run order:\n"
+            "gpu n_predict=64 rep 1  cold  1: 50.0\n"
+            "gpu n_predict=64 rep 1  warm  1: 50.0  2: 50.0\n"
+            "gpu n_predict=128 rep 1 cold  1: 50.0\n"
+            "gpu n_predict=128 rep 1 warm  1: 50.0  2: 50.0\n"
+            "gpu n_predict=64 rep 2  cold  1: 50.0\n"
+            "gpu n_predict=64 rep 2  warm  1: 50.0  2: 50.0\n"
+            "gpu n_predict=128 rep 2 cold  1: 50.0\n"
+            "gpu n_predict=128 rep 2 warm  1: 50.0  2: 50.0\n");
+}
+
+TEST_F(SeriesSummaryTest, ABackendWithoutAThroughputMetricShowsStatuses) {
+  backend_.set_metric("");
+  backend_.Script("gpu", {FakeRun{}, Fail("timed out after 120s")});
+  const SeriesResult result = Run(absl::StrCat(kHead, "runs:\n  warm: 1\nmatrix:\n  mode: [gpu]\n"));
+  EXPECT_EQ(FormatSeriesSummary(result),
+            "series s1 (task t1, backend fake fake-1.0): 2 runs, 1 OK, 1 FAILED\n"
+            "status of every call, in run order:\n"
+            "gpu cold  1: OK\n"
+            "gpu warm  1: FAILED\n"
+            "FAILED runs:\n"
+            "  gpu warm 1: timed out after 120s\n");
+}
+
+TEST(SeriesExitCodeTest, OnlyACleanDeliveredSeriesExitsZero) {
+  SeriesResult clean;
+  EXPECT_EQ(SeriesExitCode(clean, absl::OkStatus()), 0);
+  EXPECT_EQ(SeriesExitCode(clean, absl::DeadlineExceededError("3 records still unacknowledged")), 1);
+
+  SeriesResult failed;
+  failed.failed_runs = 1;
+  EXPECT_EQ(SeriesExitCode(failed, absl::OkStatus()), 1);
+
+  SeriesResult stopped;
+  stopped.stopped_early = 1;
+  EXPECT_EQ(SeriesExitCode(stopped, absl::OkStatus()), 1);
+
+  SeriesResult interrupted;
+  interrupted.interrupted = true;
+  EXPECT_EQ(SeriesExitCode(interrupted, absl::OkStatus()), 1);
+}
+
+}  // namespace
+}  // namespace benchfleet::agent
