@@ -82,6 +82,7 @@ double Median(std::vector<double> v) {
 
 // Runs argv to completion; returns its exit code and its CPU seconds (user + system).
 int RunForCpu(const std::vector<std::string>& argv, const std::string& log, double* cpu_seconds) {
+  std::fflush(stdout);  // or the child's copy of the buffer is printed again
   pid_t pid = ::fork();
   if (pid == 0) {
     FILE* f = std::freopen(log.c_str(), "a", stdout);
@@ -100,13 +101,22 @@ int RunForCpu(const std::vector<std::string>& argv, const std::string& log, doub
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-long VmRssKb(pid_t pid) {
+struct Rss {
+  long rss_kb = -1;   // VmRSS: every resident page of the process
+  long anon_kb = -1;  // RssAnon: its private memory (heap, stacks, written library data)
+  long file_kb = -1;  // RssFile: resident pages of mapped files, mostly shared library code
+};
+
+Rss ReadRss(pid_t pid) {
+  Rss rss;
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+    if (line.rfind("VmRSS:", 0) == 0) rss.rss_kb = std::atol(line.c_str() + 6);
+    if (line.rfind("RssAnon:", 0) == 0) rss.anon_kb = std::atol(line.c_str() + 8);
+    if (line.rfind("RssFile:", 0) == 0) rss.file_kb = std::atol(line.c_str() + 8);
   }
-  return -1;
+  return rss;
 }
 
 struct Options {
@@ -192,13 +202,13 @@ int Run(const Options& options) {
   }
 
   // idle: an agent process with nothing to do (no coordinator answers).
-  long idle_kb = -1;
+  Rss idle;
   {
-    testing::Subprocess idle({agent, "serve", "--config", config, "--state-dir", dir + "/idle-state",
+    testing::Subprocess idle_agent({agent, "serve", "--config", config, "--state-dir", dir + "/idle-state",
                               "--coordinator", "127.0.0.1:" + std::to_string(testing::FreePort())},
                              {}, dir + "/agent-idle.log");
     ::usleep(1500000);
-    idle_kb = VmRssKb(idle.pid());
+    idle = ReadRss(idle_agent.pid());
   }
 
   const double added_mean_ms = (Mean(through_agent) - Mean(bare)) * 1e3;
@@ -210,7 +220,9 @@ int Run(const Options& options) {
   std::printf("added per run: mean %+.3f ms, median %+.3f ms   (target < 1 ms)\n", added_mean_ms, added_median_ms);
   std::printf("agent CPU per run: %.3f ms (whole process, marginal over %d runs, incl. record keeping)\n",
               cpu_per_run_ms, options.runs);
-  std::printf("agent idle RSS: %.1f MB   (target < 20 MB)\n", idle_kb / 1024.0);
+  std::printf("agent idle RSS: %.1f MB (VmRSS), of which %.1f MB private (RssAnon) and %.1f MB shared "
+              "library pages (RssFile)   (target < 20 MB)\n",
+              idle.rss_kb / 1024.0, idle.anon_kb / 1024.0, idle.file_kb / 1024.0);
   return 0;
 }
 
