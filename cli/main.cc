@@ -72,7 +72,7 @@ int Main(int argc, char** argv) {
   std::string format_name = "table";
 
   // benchfleet runs
-  auto* runs = app.add_subcommand("runs", "List runs, oldest first, with every figure each run measured");
+  auto* runs = app.add_subcommand("runs", "List runs, oldest first: every run, its headline figures in the table (--format csv or json for all)");
   std::vector<std::string> agent_ids, labels;
   std::string task, backend, series, since, until;
   runs->add_option("--agent", agent_ids, "Only runs of this agent id (repeatable)");

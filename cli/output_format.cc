@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/proto_json.h"
@@ -19,11 +20,26 @@ std::string Figure(double v) {
   return buf;
 }
 
+// The table's headline figures: rates first (units per second), at most kTableMetrics of them,
+// then how many more the run has ("--format csv" or "json" shows every one).
+constexpr int kTableMetrics = 3;
+
 std::string Metrics(const v1::RunRecord& r) {
-  std::vector<std::string> parts;
+  std::vector<const v1::Metric*> ordered;
   for (const auto& m : r.metrics()) {
+    if (absl::EndsWith(m.unit(), "/s")) ordered.push_back(&m);
+  }
+  for (const auto& m : r.metrics()) {
+    if (!absl::EndsWith(m.unit(), "/s")) ordered.push_back(&m);
+  }
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < ordered.size() && i < kTableMetrics; ++i) {
+    const v1::Metric& m = *ordered[i];
     parts.push_back(absl::StrCat(m.name(), "=", Figure(m.value()), m.unit().empty() ? "" : " ",
                                  m.unit()));
+  }
+  if (ordered.size() > kTableMetrics) {
+    parts.push_back(absl::StrCat("+", ordered.size() - kTableMetrics, " more"));
   }
   return absl::StrJoin(parts, ", ");
 }

@@ -1,35 +1,122 @@
 #include "common/hashing.h"
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
+#include <sys/random.h>
 
+#include <array>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 
+// SHA-256 is written out here (FIPS 180-4) instead of calling OpenSSL: initialising OpenSSL's
+// EVP layer costs an idle agent about 2 MB of resident memory, and the agent hashes little
+// (conditions, prompts, outputs). Checked against the NIST test vectors in hashing_test.cc.
+
 namespace benchfleet {
+namespace {
+
+constexpr std::array<uint32_t, 64> kRoundConstants = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+constexpr uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+void Compress(std::array<uint32_t, 8>& state, const unsigned char* block) {
+  uint32_t w[64];
+  for (int i = 0; i < 16; ++i) {
+    w[i] = (uint32_t{block[4 * i]} << 24) | (uint32_t{block[4 * i + 1]} << 16) |
+           (uint32_t{block[4 * i + 2]} << 8) | uint32_t{block[4 * i + 3]};
+  }
+  for (int i = 16; i < 64; ++i) {
+    const uint32_t s0 = Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    const uint32_t s1 = Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+  uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
+  for (int i = 0; i < 64; ++i) {
+    const uint32_t s1 = Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25);
+    const uint32_t choose = (e & f) ^ (~e & g);
+    const uint32_t t1 = h + s1 + choose + kRoundConstants[i] + w[i];
+    const uint32_t s0 = Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22);
+    const uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
+    const uint32_t t2 = s0 + majority;
+    h = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
+  }
+  state[0] += a;
+  state[1] += b;
+  state[2] += c;
+  state[3] += d;
+  state[4] += e;
+  state[5] += f;
+  state[6] += g;
+  state[7] += h;
+}
+
+// Fills out with random bytes from the kernel (getrandom(2)).
+void RandomBytes(unsigned char* out, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::getrandom(out + got, n - got, 0);
+    if (r > 0) {
+      got += static_cast<size_t>(r);
+    } else if (r < 0 && errno != EINTR) {
+      // getrandom is missing only on kernels older than 3.17; fall back to the C++ library's.
+      std::random_device rd;
+      for (; got < n; ++got) out[got] = static_cast<unsigned char>(rd());
+    }
+  }
+}
+
+}  // namespace
 
 std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
+  std::array<uint32_t, 8> state = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  size_t full = data.size() / 64;
+  for (size_t i = 0; i < full; ++i) Compress(state, bytes + 64 * i);
+
+  // The last partial block, the 0x80 marker, zero padding and the length in bits (big-endian).
+  unsigned char tail[128] = {};
+  const size_t rest = data.size() - 64 * full;
+  if (rest > 0) std::memcpy(tail, bytes + 64 * full, rest);
+  tail[rest] = 0x80;
+  const size_t tail_size = rest + 1 + 8 <= 64 ? 64 : 128;
+  const uint64_t bits = static_cast<uint64_t>(data.size()) * 8;
+  for (int i = 0; i < 8; ++i) tail[tail_size - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
+  for (size_t offset = 0; offset < tail_size; offset += 64) Compress(state, tail + offset);
+
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex(2 * length, '0');
-  for (unsigned int i = 0; i < length; ++i) {
-    hex[2 * i] = kHex[digest[i] >> 4];
-    hex[2 * i + 1] = kHex[digest[i] & 0xf];
+  std::string hex(64, '0');
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const unsigned byte = (state[i] >> (24 - 8 * j)) & 0xff;
+      hex[8 * i + 2 * j] = kHex[byte >> 4];
+      hex[8 * i + 2 * j + 1] = kHex[byte & 0xf];
+    }
   }
   return hex;
 }
 
 std::string NewUuid() {
   unsigned char b[16];
-  if (RAND_bytes(b, sizeof(b)) != 1) {
-    // OpenSSL's generator failing is near impossible; fall back to the OS's.
-    std::random_device rd;
-    for (auto& byte : b) byte = static_cast<unsigned char>(rd());
-  }
+  RandomBytes(b, sizeof(b));
   b[6] = (b[6] & 0x0f) | 0x40;  // version 4
   b[8] = (b[8] & 0x3f) | 0x80;  // RFC 4122 variant
   char out[37];

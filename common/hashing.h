@@ -1,4 +1,4 @@
-// Content hashes and ids: SHA-256 (OpenSSL) for outputs, graphs and fingerprints; random UUIDs
+// Content hashes and ids: SHA-256 for outputs, graphs and fingerprints; random UUIDs
 // for run and agent ids. Thread-safe.
 #ifndef BENCHFLEET_COMMON_HASHING_H_
 #define BENCHFLEET_COMMON_HASHING_H_

@@ -1,10 +1,17 @@
 // The libcurl HttpClient: one easy handle (one connection) per request.
+//
+// libcurl is loaded with dlopen when the first client is made, not linked: its dependency chain
+// (GnuTLS, Kerberos, LDAP, libssh2, librtmp, ...) is about 3.6 MB of resident library pages that
+// an idle agent, which makes no HTTP request, should not carry. A backend makes its client when
+// it is built, before any run, so the loading never falls inside a timed window.
 #include <curl/curl.h>
+#include <dlfcn.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -13,11 +20,60 @@
 namespace benchfleet::agent {
 namespace {
 
+// The libcurl functions this client calls, resolved from libcurl.so.4.
+struct CurlApi {
+  CURLcode (*global_init)(long flags);
+  CURL* (*easy_init)();
+  void (*easy_cleanup)(CURL*);
+  CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
+  CURLcode (*easy_perform)(CURL*);
+  CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
+  const char* (*easy_strerror)(CURLcode);
+  curl_slist* (*slist_append)(curl_slist*, const char*);
+  void (*slist_free_all)(curl_slist*);
+};
+
+// Loads libcurl once per process; the same result (the API, or why it could not be loaded) for
+// every caller. Thread-safe.
+const absl::StatusOr<CurlApi>& LoadCurl() {
+  static const absl::StatusOr<CurlApi>* api = [] {
+    void* lib = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      return new absl::StatusOr<CurlApi>(absl::FailedPreconditionError(
+          absl::StrCat("libcurl cannot be loaded (install Debian's libcurl4): ", ::dlerror())));
+    }
+    CurlApi a{};
+    bool ok = true;
+    auto bind = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));
+      ok = ok && fn != nullptr;
+    };
+    bind(a.global_init, "curl_global_init");
+    bind(a.easy_init, "curl_easy_init");
+    bind(a.easy_cleanup, "curl_easy_cleanup");
+    bind(a.easy_setopt, "curl_easy_setopt");
+    bind(a.easy_perform, "curl_easy_perform");
+    bind(a.easy_getinfo, "curl_easy_getinfo");
+    bind(a.easy_strerror, "curl_easy_strerror");
+    bind(a.slist_append, "curl_slist_append");
+    bind(a.slist_free_all, "curl_slist_free_all");
+    if (!ok) {
+      return new absl::StatusOr<CurlApi>(
+          absl::FailedPreconditionError("libcurl.so.4 lacks a function this agent calls"));
+    }
+    a.global_init(CURL_GLOBAL_DEFAULT);
+    return new absl::StatusOr<CurlApi>(a);
+  }();
+  return *api;
+}
+
 struct CurlDeleter {
-  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
+  const CurlApi* api;
+  void operator()(CURL* curl) const { api->easy_cleanup(curl); }
 };
 struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+  const CurlApi* api;
+  void operator()(curl_slist* list) const { api->slist_free_all(list); }
 };
 
 struct Transfer {
@@ -49,63 +105,66 @@ class CurlHttpClient : public HttpClient {
     if (request.method != "GET" && request.method != "POST") {
       return absl::InvalidArgumentError(absl::StrCat(what, ": unsupported method"));
     }
-    std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
+    const absl::StatusOr<CurlApi>& loaded = LoadCurl();
+    if (!loaded.ok()) return absl::Status(loaded.status().code(), absl::StrCat(what, ": ", loaded.status().message()));
+    const CurlApi& api = *loaded;
+    std::unique_ptr<CURL, CurlDeleter> curl(api.easy_init(), CurlDeleter{&api});
     if (curl == nullptr) return absl::InternalError(absl::StrCat(what, ": curl_easy_init failed"));
     CURL* h = curl.get();
 
     HttpResponse response;
     Transfer transfer{&response, &on_chunk};
     char error_buffer[CURL_ERROR_SIZE] = {};
-    std::unique_ptr<curl_slist, SlistDeleter> headers;
+    std::unique_ptr<curl_slist, SlistDeleter> headers(nullptr, SlistDeleter{&api});
     auto add_header = [&](const std::string& header) {
-      headers.reset(curl_slist_append(headers.release(), header.c_str()));
+      headers.reset(api.slist_append(headers.release(), header.c_str()));
     };
     // A server that does not answer "100 Continue" would cost up to a second per request.
     add_header("Expect:");
 
-    curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, Millis(request.connect_timeout));
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, Millis(request.total_timeout));
-    curl_easy_setopt(h, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &WriteBody);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
+    api.easy_setopt(h, CURLOPT_URL, request.url.c_str());
+    api.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
+    api.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, Millis(request.connect_timeout));
+    api.easy_setopt(h, CURLOPT_TIMEOUT_MS, Millis(request.total_timeout));
+    api.easy_setopt(h, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
+    api.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    api.easy_setopt(h, CURLOPT_WRITEFUNCTION, &WriteBody);
+    api.easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
     if (request.method == "POST") {
-      curl_easy_setopt(h, CURLOPT_POST, 1L);
-      curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
-      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+      api.easy_setopt(h, CURLOPT_POST, 1L);
+      api.easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+      api.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
       add_header(absl::StrCat("Content-Type: ", request.content_type));
     }
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+    api.easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
 
-    const CURLcode code = curl_easy_perform(h);
-    if (code != CURLE_OK) return ErrorStatus(h, code, what, request, transfer, error_buffer);
+    const CURLcode code = api.easy_perform(h);
+    if (code != CURLE_OK) return ErrorStatus(api, h, code, what, request, transfer, error_buffer);
 
     long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    api.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     response.status = static_cast<int>(status);
     char* content_type = nullptr;
-    if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &content_type) == CURLE_OK && content_type != nullptr) {
+    if (api.easy_getinfo(h, CURLINFO_CONTENT_TYPE, &content_type) == CURLE_OK && content_type != nullptr) {
       response.content_type = content_type;
     }
     return response;
   }
 
  private:
-  static absl::Status ErrorStatus(CURL* h, CURLcode code, const std::string& what, const HttpRequest& request,
+  static absl::Status ErrorStatus(const CurlApi& api, CURL* h, CURLcode code, const std::string& what, const HttpRequest& request,
                                   const Transfer& transfer, const char* error_buffer) {
     long os_errno = 0;
-    curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
-    const std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(code);
+    api.easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
+    const std::string detail = error_buffer[0] != '\0' ? error_buffer : api.easy_strerror(code);
     switch (code) {
       case CURLE_COULDNT_CONNECT:
         return absl::UnavailableError(absl::StrCat(
             what, ": cannot connect: ", os_errno != 0 ? std::strerror(static_cast<int>(os_errno)) : detail));
       case CURLE_OPERATION_TIMEDOUT: {
         double connect_seconds = 0;
-        curl_easy_getinfo(h, CURLINFO_CONNECT_TIME, &connect_seconds);
+        api.easy_getinfo(h, CURLINFO_CONNECT_TIME, &connect_seconds);
         if (connect_seconds <= 0) {
           return absl::DeadlineExceededError(
               absl::StrCat(what, ": cannot connect within ", absl::FormatDuration(request.connect_timeout)));
@@ -116,7 +175,7 @@ class CurlHttpClient : public HttpClient {
       }
       case CURLE_PARTIAL_FILE: {
         curl_off_t expected = -1;
-        curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
+        api.easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
         const size_t got = transfer.response->body.size();
         return absl::DataLossError(
             expected >= 0
@@ -145,8 +204,7 @@ class CurlHttpClient : public HttpClient {
 }  // namespace
 
 std::unique_ptr<HttpClient> NewCurlHttpClient() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  LoadCurl();  // now, before any run; an error is reported by the first Send
   return std::make_unique<CurlHttpClient>();
 }
 

@@ -53,3 +53,31 @@ TEST(OutputFormatTest, JsonIsOneRecordPerLineInTheProtoMapping) {
 
 }  // namespace
 }  // namespace benchfleet::cli
+
+namespace benchfleet::cli {
+namespace {
+
+TEST(OutputFormatTest, TableShowsRatesFirstAndCountsTheRest) {
+  v1::RunRecord r;
+  r.mutable_status()->set_code(v1::RunStatus::CODE_OK);
+  for (const auto& [name, unit, value] : std::vector<std::tuple<std::string, std::string, double>>{
+           {"prompt_n", "tokens", 11},
+           {"prompt_per_second", "tokens/s", 1051},
+           {"predicted_n", "tokens", 16},
+           {"predicted_per_second", "tokens/s", 52.9},
+           {"predicted_seconds", "s", 0.3}}) {
+    auto* m = r.add_metrics();
+    m->set_name(name);
+    m->set_unit(unit);
+    m->set_value(value);
+  }
+  auto text = FormatRuns({r}, Format::kTable);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("prompt_per_second=1051 tokens/s, predicted_per_second=52.9 tokens/s, "
+                       "prompt_n=11 tokens, +2 more"),
+            std::string::npos)
+      << *text;
+}
+
+}  // namespace
+}  // namespace benchfleet::cli
