@@ -1,7 +1,9 @@
 // agent_overhead: the agent must not disturb what it measures.
 //
-// In one run, against one llama-server simulator already serving (the agent reaches it by url,
-// so no server start is timed):
+// In one run, against a llama-server simulator (or, with --llama-server and --model, a real
+// llama-server) already serving, so no server start is timed:
+//   -lv 4   the bare loop against a server at default verbosity and one at -lv 4 (the agent starts
+//           llama-server with -lv 4 for its buffer sizes): what the verbose log costs a request;
 //   bare    N POST /completion requests from a plain libcurl loop (one reused handle);
 //   agent   the same requests as a benchfleet-agent `run` series of 1 cold + N warm runs, the
 //           agent as its own process; its wall times are read back from runs.jsonl.
@@ -20,11 +22,14 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
 #include "common/series_folder.h"
@@ -123,46 +128,95 @@ struct Options {
   int runs = 200;
   int n_predict = 16;
   double tokens_per_second = 2000;
+  // A real llama-server and model instead of the simulator (outside the test suite).
+  std::string llama_server;
+  std::string model;
 };
 
-int Run(const Options& options) {
-  const std::string dir = testing::MakeTempDir("agent-overhead");
-  const std::string model = dir + "/models/bench.gguf";
-  ::mkdir((dir + "/models").c_str(), 0755);
-  std::ofstream(model) << "GGUF simulated";
+// A llama-server (or the simulator) started for the benchmark, ready to answer.
+struct Server {
+  std::unique_ptr<testing::Subprocess> process;
+  std::string base;  // http://127.0.0.1:PORT
+};
+
+absl::StatusOr<Server> StartServer(const Options& options, const std::string& model,
+                                   const std::string& log, bool verbose) {
+  Server server;
   const int port = testing::FreePort();
-  const std::string base = "http://127.0.0.1:" + std::to_string(port);
-  testing::Subprocess server(
-      {testing::BinaryPath("llama-server-sim"), "-m", model, "--host", "127.0.0.1", "--port",
-       std::to_string(port), "-c", "512", "-ngl", "99", "--sim-load-ms", "50", "--sim-gpu-tps",
-       absl::StrCat(options.tokens_per_second)},
-      {}, dir + "/server.log");
+  server.base = "http://127.0.0.1:" + std::to_string(port);
+  std::vector<std::string> argv = {options.llama_server.empty() ? testing::BinaryPath("llama-server-sim")
+                                                                : options.llama_server,
+                                   "-m", model, "--host", "127.0.0.1", "--port", std::to_string(port),
+                                   "-c", "512", "-ngl", "99"};
+  if (verbose) argv.insert(argv.end(), {"-lv", "4"});
+  if (options.llama_server.empty()) {
+    argv.insert(argv.end(), {"--sim-load-ms", "50", "--sim-gpu-tps", absl::StrCat(options.tokens_per_second)});
+  }
+  server.process = std::make_unique<testing::Subprocess>(argv, std::map<std::string, std::string>{}, log);
   Curl curl;
-  const auto deadline = Steady::now() + std::chrono::seconds(30);
-  while (curl.Request(base + "/health", nullptr, nullptr) != 200) {
-    if (Steady::now() > deadline || !server.running()) {
-      std::fprintf(stderr, "agent_overhead: the simulator did not become ready (see %s/server.log)\n",
-                   dir.c_str());
-      return 1;
+  const auto deadline = Steady::now() + std::chrono::seconds(300);
+  while (curl.Request(server.base + "/health", nullptr, nullptr) != 200) {
+    if (Steady::now() > deadline || !server.process->running()) {
+      return absl::UnavailableError(absl::StrCat("the server did not become ready (see ", log, ")"));
     }
     ::usleep(20000);
   }
-  std::printf("agent_overhead: %d warm runs, n_predict %d, simulator at %.0f tokens/s (SIMULATED server)\n",
-              options.runs, options.n_predict, options.tokens_per_second);
+  return server;
+}
 
-  // bare: the same request as the agent's (temperature 0, fixed seed, prompt cache off).
+// Sends one cold request, then `runs` timed ones; returns their wall seconds.
+absl::StatusOr<std::vector<double>> BareLoop(const std::string& base, const std::string& body, int runs) {
+  Curl curl;
+  std::vector<double> seconds;
+  curl.Request(base + "/completion", &body, nullptr);  // the cold call, not counted
+  for (int i = 0; i < runs; ++i) {
+    double s = 0;
+    if (curl.Request(base + "/completion", &body, &s) != 200) {
+      return absl::InternalError("a bare request failed");
+    }
+    seconds.push_back(s);
+  }
+  return seconds;
+}
+
+int Run(const Options& options) {
+  const std::string dir = testing::MakeTempDir("agent-overhead");
+  std::string model = options.model;
+  if (model.empty()) {
+    model = dir + "/models/bench.gguf";
+    ::mkdir((dir + "/models").c_str(), 0755);
+    std::ofstream(model) << "GGUF simulated";
+  }
+  const bool simulated = options.llama_server.empty();
+  std::printf("agent_overhead: %d warm runs, n_predict %d, %s\n", options.runs, options.n_predict,
+              simulated ? absl::StrCat("llama-server SIMULATOR at ", options.tokens_per_second,
+                                       " tokens/s (SIMULATED server)").c_str()
+                        : absl::StrCat("llama-server ", options.llama_server).c_str());
+  // The same request as the agent's (temperature 0, fixed seed, prompt cache off).
   const std::string body = absl::StrCat(R"({"prompt":")", kPrompt, R"(","n_predict":)", options.n_predict,
                                         R"(,"temperature":0,"seed":42,"cache_prompt":false})");
-  std::vector<double> bare;
-  curl.Request(base + "/completion", &body, nullptr);  // the cold call, not counted
-  for (int i = 0; i < options.runs; ++i) {
-    double seconds = 0;
-    if (curl.Request(base + "/completion", &body, &seconds) != 200) {
-      std::fprintf(stderr, "agent_overhead: a bare request failed\n");
-      return 1;
-    }
-    bare.push_back(seconds);
+
+  // -lv 4 (the agent starts llama-server with it, for the buffer sizes): does it slow requests?
+  double verbose_cost_ms = 0;
+  {
+    auto quiet = StartServer(options, model, dir + "/server-quiet.log", /*verbose=*/false);
+    if (!quiet.ok()) return (std::fprintf(stderr, "agent_overhead: %s\n", quiet.status().ToString().c_str()), 1);
+    auto quiet_s = BareLoop(quiet->base, body, options.runs);
+    quiet->process.reset();
+    auto verbose = StartServer(options, model, dir + "/server-verbose.log", /*verbose=*/true);
+    if (!verbose.ok()) return (std::fprintf(stderr, "agent_overhead: %s\n", verbose.status().ToString().c_str()), 1);
+    auto verbose_s = BareLoop(verbose->base, body, options.runs);
+    if (!quiet_s.ok() || !verbose_s.ok()) return (std::fprintf(stderr, "agent_overhead: a bare request failed\n"), 1);
+    verbose_cost_ms = (Mean(*verbose_s) - Mean(*quiet_s)) * 1e3;
   }
+
+  // bare against agent, on one server at the verbosity the agent uses.
+  auto server = StartServer(options, model, dir + "/server.log", /*verbose=*/true);
+  if (!server.ok()) return (std::fprintf(stderr, "agent_overhead: %s\n", server.status().ToString().c_str()), 1);
+  const std::string base = server->base;
+  auto bare_or = BareLoop(base, body, options.runs);
+  if (!bare_or.ok()) return (std::fprintf(stderr, "agent_overhead: a bare request failed\n"), 1);
+  const std::vector<double> bare = *bare_or;
 
   // agent: the same requests as a series, through the agent process.
   const std::string config = dir + "/agent.yaml";
@@ -220,6 +274,11 @@ int Run(const Options& options) {
   std::printf("added per run: mean %+.3f ms, median %+.3f ms   (target < 1 ms)\n", added_mean_ms, added_median_ms);
   std::printf("agent CPU per run: %.3f ms (whole process, marginal over %d runs, incl. record keeping)\n",
               cpu_per_run_ms, options.runs);
+  std::printf("-lv 4 on the server: %+.3f ms per request against the default verbosity%s\n",
+              verbose_cost_ms,
+              simulated ? " (SIMULATED server: says nothing of the real llama-server's logging; "
+                          "run with --llama-server and --model for that)"
+                        : "");
   std::printf("agent idle RSS: %.1f MB (VmRSS), of which %.1f MB private (RssAnon) and %.1f MB shared "
               "library pages (RssFile)   (target < 20 MB)\n",
               idle.rss_kb / 1024.0, idle.anon_kb / 1024.0, idle.file_kb / 1024.0);
@@ -235,6 +294,8 @@ int main(int argc, char** argv) {
   app.add_option("--runs", options.runs, "Warm runs in the series and requests in the bare loop");
   app.add_option("--n-predict", options.n_predict, "Tokens per request");
   app.add_option("--tokens-per-second", options.tokens_per_second, "The simulator's token rate");
+  app.add_option("--llama-server", options.llama_server, "A real llama-server binary instead of the simulator");
+  app.add_option("--model", options.model, "The model for --llama-server (a .gguf file)");
   CLI11_PARSE(app, argc, argv);
   curl_global_init(CURL_GLOBAL_DEFAULT);
   return benchfleet::bench::Run(options);
