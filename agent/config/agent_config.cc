@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/config/yaml_error.h"
 #include "agent/string_views.h"
 
 namespace benchfleet::agent {
@@ -16,18 +17,7 @@ namespace {
 constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "labels", "allow"};
 constexpr const char* kAllowKeys[] = {"backends", "executables", "model_dirs", "urls"};
 
-// Builds errors that point at a line of the file.
-class ErrorAt {
- public:
-  explicit ErrorAt(std::string_view source) : source_(source) {}
-  absl::Status operator()(const YAML::Node& node, std::string_view message) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ToAbsl(source_), ":", node.Mark().line + 1, ": ", ToAbsl(message)));
-  }
-
- private:
-  std::string source_;
-};
+using ErrorAt = YamlErrorAt;
 
 absl::StatusOr<std::string> ScalarString(const YAML::Node& node, std::string_view name, const ErrorAt& error) {
   if (!node.IsScalar()) return error(node, absl::StrCat(ToAbsl(name), " must be a string"));

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/config/yaml_error.h"
 #include "agent/string_views.h"
 
 namespace benchfleet::agent {
@@ -25,18 +26,7 @@ constexpr int64_t kMaxRunsPerPhase = 1'000'000;
 constexpr int64_t kMaxRepetitions = 100'000;
 constexpr size_t kMaxNameLength = 128;
 
-// Builds errors that point at a line of the spec.
-class ErrorAt {
- public:
-  explicit ErrorAt(std::string_view source) : source_(source) {}
-  absl::Status operator()(const YAML::Node& node, std::string_view message) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ToAbsl(source_), ":", node.Mark().line + 1, ": ", ToAbsl(message)));
-  }
-
- private:
-  std::string source_;
-};
+using ErrorAt = YamlErrorAt;
 
 int LineOf(const YAML::Node& node) { return node.Mark().line + 1; }
 
