@@ -2,6 +2,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/backends/backend.h"
+#include "agent/backends/comfyui/comfyui_backend.h"
 #include "agent/backends/llama_server/llama_server_backend.h"
 
 namespace benchfleet::agent {
@@ -9,6 +10,7 @@ namespace {
 
 const std::map<std::string, BackendFactory>& Registry() {
   static const auto* registry = new std::map<std::string, BackendFactory>{
+      {"comfyui", &NewComfyUiBackend},
       {"llama-server", &NewLlamaServerBackend},
   };
   return *registry;

@@ -35,6 +35,7 @@ std::string Call(const SeriesResult& result, const RunResult& run) {
   if (run.throughput_drop.has_value()) {
     absl::StrAppend(&text, absl::StrFormat(" (%s -%.1f%%)", kThroughputDropFlag, *run.throughput_drop * 100));
   }
+  if (HasFlag(record, kCacheHitFlag)) absl::StrAppend(&text, " (", kCacheHitFlag, ")");
   return text;
 }
 
@@ -125,6 +126,21 @@ std::string FormatSeriesSummary(const SeriesResult& result) {
     absl::StrAppend(&out, absl::StrFormat("%s: %d warm call(s) fell more than %g%% below the first warm call of "
                                           "their combination\n",
                                           kThroughputDropFlag, drops, result.throughput_drop_threshold * 100));
+  }
+  std::vector<const RunResult*> cache_hits;
+  for (const RunResult& run : result.runs) {
+    if (HasFlag(run.record, kCacheHitFlag)) cache_hits.push_back(&run);
+  }
+  if (!cache_hits.empty()) {
+    absl::StrAppend(&out, cache_hits.size(), " run(s) flagged ", kCacheHitFlag,
+                    ": published, excluded from every aggregate\n");
+    for (const RunResult* run : cache_hits) {
+      for (const v1::Flag& flag : run->record.flags()) {
+        if (flag.code() != kCacheHitFlag) continue;
+        absl::StrAppend(&out, "  ", Where(result, *run), " ", PhaseName(run->record.phase()), " ",
+                        run->record.call_index(), ": ", flag.reason(), "\n");
+      }
+    }
   }
   if (result.failed_runs > 0) {
     absl::StrAppend(&out, "FAILED runs:\n");

@@ -57,6 +57,9 @@ class HttpResponder {
   void CloseConnection() { close_ = true; }
 
   bool committed() const { return committed_; }
+  // The connection's socket, for a handler that takes the connection over (a websocket upgrade);
+  // such a handler ends with Drop() so the server closes it afterwards.
+  int fd() const { return fd_; }
   bool closes() const { return close_; }
   // Returns true when the peer has closed its side (checked without blocking).
   bool PeerClosed() const;

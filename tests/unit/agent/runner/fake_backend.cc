@@ -51,6 +51,11 @@ class FakeSession : public BackendSession {
     metric->set_name("predicted_per_second");
     metric->set_value(run.value);
     metric->set_unit("tokens/s");
+    if (!run.cache_hit.empty()) {
+      v1::Flag* flag = record->add_flags();
+      flag->set_code("CACHE_HIT");
+      flag->set_reason(run.cache_hit);
+    }
   }
 
   bool alive() const override { return alive_; }

@@ -22,12 +22,19 @@ struct FakeRun {
   std::string message;      // when fail
   bool dies = false;        // the session is dead after this run
   bool leave_status_unset = false;
+  std::string cache_hit;  // when set: the run is OK and flagged CACHE_HIT with this reason
 };
 
 // Shorthands for scripts.
 inline FakeRun Ok(double value) {
   FakeRun run;
   run.value = value;
+  return run;
+}
+inline FakeRun CacheHit(double value, std::string reason) {
+  FakeRun run;
+  run.value = value;
+  run.cache_hit = std::move(reason);
   return run;
 }
 inline FakeRun Fail(std::string message) {

@@ -11,6 +11,7 @@
 namespace benchfleet::agent {
 namespace {
 
+using testing::CacheHit;
 using testing::FakeBackend;
 using testing::FakeOpenFailure;
 using testing::Dying;
@@ -62,6 +63,31 @@ TEST_F(SeriesSummaryTest, PrintsEveryCallInOrderWithDropsAndFailures) {
             "FAILED runs:\n"
             "  cpu warm 2: HTTP 500 from /completion: {\"error\": \"boom\"}\n");
   EXPECT_EQ(SeriesExitCode(result, absl::OkStatus()), kSeriesExitNotClean);
+}
+
+// CACHE_HIT runs (e.g. ComfyUI's execution cache) are listed with their reasons and are neither
+// the THROUGHPUT_DROP reference nor compared with it.
+TEST_F(SeriesSummaryTest, CacheHitRunsAreListedAndSkippedByThroughputDrop) {
+  backend_.Script("gpu", {CacheHit(48.1, "cold run: a cold state could not be established"),
+                          CacheHit(500.0, "execution_cached lists node(s) 3"), Ok(52.9), Ok(30.0),
+                          CacheHit(900.0, "execution_cached lists node(s) 3")});
+  const SeriesResult result = Run(absl::StrCat(kHead, "runs:\n  warm: 4\n"));
+  EXPECT_EQ(FormatSeriesSummary(result),
+            "series s1 (task t1, backend fake fake-1.0): 10 runs, 10 OK, 0 FAILED\n"
+            "predicted_per_second (tokens/s) of every call, in run order:\n"
+            "gpu cold  1: 48.1 (CACHE_HIT)\n"
+            "gpu warm  1: 500.0 (CACHE_HIT)  2: 52.9  3: 30.0 (THROUGHPUT_DROP -43.3%)  4: 900.0 (CACHE_HIT)\n"
+            "cpu cold  1: 50.0\n"
+            "cpu warm  1: 50.0  2: 50.0  3: 50.0  4: 50.0\n"
+            "THROUGHPUT_DROP: 1 warm call(s) fell more than 15% below the first warm call of their combination\n"
+            "3 run(s) flagged CACHE_HIT: published, excluded from every aggregate\n"
+            "  gpu cold 1: cold run: a cold state could not be established\n"
+            "  gpu warm 1: execution_cached lists node(s) 3\n"
+            "  gpu warm 4: execution_cached lists node(s) 3\n");
+  ASSERT_EQ(result.runs[3].record.flags_size(), 1);
+  EXPECT_EQ(result.runs[3].record.flags(0).reason(),
+            "predicted_per_second 30.0 is 43.3% below warm call 2's (the first that succeeded without CACHE_HIT) "
+            "52.9 (threshold 15%)");
 }
 
 TEST_F(SeriesSummaryTest, OpenFailuresShowTheirLogTailAndWhatWasNotRun) {
