@@ -42,6 +42,10 @@ struct BackendContext {
   std::string work_dir;
   // Progress lines for the operator (stderr); never called during a timed window.
   std::function<void(std::string_view)> log;
+  // Progress within a run (e.g. sampler steps of the current image): `what` is being done,
+  // value of max. Called during the timed window, so it must be cheap; unset means nobody
+  // watches.
+  std::function<void(std::string_view what, int64_t value, int64_t max)> step_progress;
 };
 
 // What a session found out about the server it measures, for the conditions and every record.

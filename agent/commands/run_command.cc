@@ -85,6 +85,18 @@ int RunRunCommand(const RunFlags& flags) {
   context.allow = &allow;
   context.work_dir = flags.out;
   context.log = [](std::string_view line) { PrintProgress(line); };
+  // A progress bar of the current run's steps, redrawn in place, only on a terminal: logs get
+  // the one line per run instead.
+  if (::isatty(STDERR_FILENO)) {
+    context.step_progress = [](std::string_view what, int64_t value, int64_t max) {
+      constexpr int kWidth = 30;
+      const int filled = max > 0 ? static_cast<int>(kWidth * std::min(value, max) / max) : 0;
+      std::fprintf(stderr, "\r  [%s%s] %lld/%lld %.*s\033[K", std::string(filled, '#').c_str(),
+                   std::string(kWidth - filled, '.').c_str(), static_cast<long long>(value),
+                   static_cast<long long>(max), static_cast<int>(what.size()), what.data());
+      if (value >= max) std::fprintf(stderr, "\r\033[K");
+    };
+  }
   auto backend = (*factory)(spec->backend_section, context);
   if (!backend.ok()) {
     return Fail(absl::Status(backend.status().code(), absl::StrCat(spec->source, ": ", backend.status().message())),

@@ -561,7 +561,13 @@ absl::StatusOr<std::unique_ptr<Backend>> NewComfyUiBackendWith(const YAML::Node&
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> NewComfyUiBackend(const YAML::Node& section, const BackendContext& context) {
-  return NewComfyUiBackendWith(section, context, ComfyUiDependencies{});
+  ComfyUiDependencies deps;
+  if (context.step_progress) {
+    deps.on_progress = [progress = context.step_progress](const ComfyUiProgress& p) {
+      progress(absl::StrCat("node ", p.node), p.value, p.max);
+    };
+  }
+  return NewComfyUiBackendWith(section, context, std::move(deps));
 }
 
 }  // namespace benchfleet::agent
