@@ -1,0 +1,87 @@
+// ComfyUI server log: one run per "Prompt executed in X seconds" line. A run whose prompt raised
+// ("!!! Exception during processing !!! MSG" and a traceback) is FAILED with MSG; a 0.00 s run came
+// from the execution cache and is flagged CACHE_HIT. The first run after "Starting server" is COLD.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "synthesis/readers/file_formats.h"
+#include "synthesis/readers/file_record.h"
+
+namespace benchfleet::synthesis {
+namespace {
+
+constexpr std::string_view kExecuted = "Prompt executed in ";
+constexpr std::string_view kException = "!!! Exception during processing !!!";
+constexpr std::string_view kStarting = "Starting server";
+constexpr std::string_view kGotPrompt = "got prompt";
+constexpr size_t kLogTailLines = 20;
+
+}  // namespace
+
+void ReadComfyUiLog(const std::string& path, std::string_view content, ReadResult* out) {
+  CallCounter calls;
+  bool cold_next = true;
+  std::string error;                  // the current prompt's exception message
+  std::vector<std::string> traceback;  // lines since the exception
+  std::vector<std::string_view> lines = SplitLines(content);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    const uint32_t number = static_cast<uint32_t>(i + 1);
+    if (line.find(kStarting) == 0) {
+      cold_next = true;
+      continue;
+    }
+    if (Trim(line) == kGotPrompt) {
+      error.clear();
+      traceback.clear();
+      continue;
+    }
+    if (size_t at = line.find(kException); at != std::string_view::npos) {
+      error = std::string(Trim(line.substr(at + kException.size())));
+      traceback = {std::string(line)};
+      continue;
+    }
+    size_t at = line.find(kExecuted);
+    if (at == std::string_view::npos) {
+      if (!error.empty()) traceback.emplace_back(line);
+      continue;
+    }
+    std::string_view rest = line.substr(at + kExecuted.size());
+    size_t end = rest.find(" seconds");
+    auto seconds = end == std::string_view::npos ? std::nullopt : ParseDouble(rest.substr(0, end));
+    if (!seconds.has_value()) {
+      out->skipped.push_back({path, number, absl::StrCat("no duration in \"", std::string(line), "\"")});
+      continue;
+    }
+    v1::RunRecord record = NewFileRecord(path, number, "comfyui");
+    record.set_task("comfyui-log");
+    record.set_phase(cold_next ? v1::PHASE_COLD : v1::PHASE_WARM);
+    cold_next = false;
+    record.set_call_index(calls.Next(record));
+    const int64_t ms = static_cast<int64_t>(*seconds * 1000 + 0.5);
+    record.mutable_wall_duration()->set_seconds(ms / 1000);
+    record.mutable_wall_duration()->set_nanos(static_cast<int32_t>(ms % 1000) * 1000000);
+    if (!error.empty()) {
+      // ComfyUI still prints "Prompt executed" after a failed prompt: its time measures nothing.
+      record.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+      record.mutable_status()->set_message(error);
+      if (traceback.size() > kLogTailLines) traceback.erase(traceback.begin(), traceback.end() - kLogTailLines);
+      record.mutable_status()->set_log_tail(absl::StrJoin(traceback, "\n"));
+    } else {
+      AddMetric(&record, "wall_seconds", *seconds, "s");
+      if (*seconds < 0.005) {
+        v1::Flag* flag = record.add_flags();
+        flag->set_code("CACHE_HIT");
+        flag->set_reason(absl::StrCat("\"", std::string(Trim(line)), "\": ComfyUI printed 0.00 s, its outputs came from ",
+                                      "the execution cache and nothing was measured"));
+      }
+    }
+    error.clear();
+    traceback.clear();
+    out->records.push_back(std::move(record));
+  }
+}
+
+}  // namespace benchfleet::synthesis

@@ -1,0 +1,148 @@
+#include "synthesis/readers/measurement_files.h"
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/proto_json.h"
+#include "common/series_folder.h"
+#include "synthesis/readers/file_formats.h"
+#include "synthesis/readers/file_record.h"
+
+namespace benchfleet::synthesis {
+namespace {
+
+enum class Format {
+  kUnknown, kRunsJsonl, kRunsCsv, kLlamaBenchJson, kLlamaBenchCsv, kLlamaBenchMarkdown,
+  kGenericCsv, kComfyUiLog, kLlamaServerLog,
+};
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+std::string_view FirstLine(std::string_view content) {
+  if (content.substr(0, 3) == "\xEF\xBB\xBF") content.remove_prefix(3);  // UTF-8 BOM
+  for (std::string_view line : SplitLines(content)) {
+    if (!Trim(line).empty()) return Trim(line);
+  }
+  return {};
+}
+
+// Detects the format from the file's name and content (never from its extension alone: users
+// rename outputs freely).
+Format Detect(const std::string& path, std::string_view content) {
+  const std::string base = BaseName(path);
+  const std::string_view first = FirstLine(content);
+  if (base == kRunsJsonlFile) return Format::kRunsJsonl;
+  if (base == kRunsCsvFile || first.rfind("run_id,series_id,", 0) == 0) return Format::kRunsCsv;
+  if (!first.empty() && first.front() == '{' && (Contains(first, "\"run_id\"") || Contains(first, "\"runId\""))) {
+    return Format::kRunsJsonl;
+  }
+  if (!first.empty() && (first.front() == '[' || first.front() == '{') &&
+      (Contains(content, "\"samples_ts\"") || Contains(content, "\"avg_ts\""))) {
+    return Format::kLlamaBenchJson;
+  }
+  if (first.rfind("build_commit,", 0) == 0 && Contains(first, "avg_ts")) return Format::kLlamaBenchCsv;
+  if (!first.empty() && first.front() == '|' && Contains(first, "t/s")) return Format::kLlamaBenchMarkdown;
+  if (first == kGenericCsvHeader) return Format::kGenericCsv;
+  if (Contains(content, "Prompt executed in ") || Contains(content, "got prompt")) return Format::kComfyUiLog;
+  if (Contains(content, "print_timing") || Contains(content, " buffer size =") || Contains(content, "load_model:")) {
+    return Format::kLlamaServerLog;
+  }
+  return Format::kUnknown;
+}
+
+// Reads a benchfleet runs.jsonl. ReadRecords stops at the first bad line; then the file is read
+// again line by line so that one bad line skips only itself.
+void ReadRunsJsonl(Env* env, const std::string& file, std::string_view content, ReadResult* out) {
+  auto sourced = ReadRecords(env, file);
+  if (sourced.ok()) {
+    for (SourcedRecord& s : *sourced) out->records.push_back(std::move(s.record));
+    return;
+  }
+  std::vector<std::string_view> lines = SplitLines(content);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view line = Trim(lines[i]);
+    if (line.empty()) continue;
+    v1::RunRecord record;
+    if (auto s = JsonToMessage(line, &record, /*ignore_unknown_fields=*/true); !s.ok()) {
+      out->skipped.push_back({file, static_cast<uint32_t>(i + 1), absl::StrCat("malformed record: ", s.message())});
+      continue;
+    }
+    out->records.push_back(std::move(record));
+  }
+}
+
+void ReadOne(Env* env, const std::string& path, ReadResult* out) {
+  std::string file = path;
+  if (env->IsDirectory(path)) {
+    file = JoinPath(path, kRunsJsonlFile);
+    if (!env->FileExists(file)) {
+      out->skipped.push_back({path, 0, env->FileExists(JoinPath(path, kRunsCsvFile))
+                                           ? "series folder without runs.jsonl: runs.csv is not read, "
+                                             "read runs.jsonl instead (runs.csv is a lossy view of it)"
+                                           : "directory is not a series folder: it has no runs.jsonl"});
+      return;
+    }
+  } else if (!env->FileExists(path)) {
+    out->skipped.push_back({path, 0, "no such file or directory"});
+    return;
+  }
+  auto content = env->ReadFile(file);
+  if (!content.ok()) {
+    out->skipped.push_back({file, 0, absl::StrCat("unreadable: ", content.status().message())});
+    return;
+  }
+  const size_t records_before = out->records.size();
+  const size_t skipped_before = out->skipped.size();
+  const Format format = Detect(file, *content);
+  switch (format) {
+    case Format::kRunsJsonl: ReadRunsJsonl(env, file, *content, out); break;
+    case Format::kRunsCsv:
+      out->skipped.push_back({file, 0, "benchfleet runs.csv is not read: read runs.jsonl instead "
+                                       "(the same runs at full fidelity)"});
+      return;
+    case Format::kLlamaBenchJson: ReadLlamaBenchJson(file, *content, out); break;
+    case Format::kLlamaBenchCsv: ReadLlamaBenchCsv(file, *content, out); break;
+    case Format::kLlamaBenchMarkdown:
+      out->skipped.push_back({file, 0, "llama-bench Markdown table is not read: use llama-bench -o json "
+                                       "(it keeps each repetition)"});
+      return;
+    case Format::kGenericCsv: ReadGenericCsv(file, *content, out); break;
+    case Format::kComfyUiLog: ReadComfyUiLog(file, *content, out); break;
+    case Format::kLlamaServerLog: ReadLlamaServerLog(file, *content, out); break;
+    case Format::kUnknown:
+      out->skipped.push_back({file, 0, absl::StrCat("unrecognised format (expected a series folder, runs.jsonl, ",
+                                                    "llama-bench -o json/jsonl/csv, a ComfyUI or llama-server log, ",
+                                                    "or the generic CSV with header \"", kGenericCsvHeader, "\")")});
+      return;
+  }
+  if (out->records.size() == records_before && out->skipped.size() == skipped_before) {
+    out->skipped.push_back({file, 0, "no runs found in it"});
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ReadResult> ReadMeasurementFiles(Env* env, const std::vector<std::string>& paths) {
+  ReadResult result;
+  for (const std::string& path : paths) ReadOne(env, path, &result);
+  if (result.records.empty()) {
+    std::vector<std::string> reasons;
+    for (const Skipped& s : result.skipped) {
+      reasons.push_back(absl::StrCat(s.path, s.line > 0 ? absl::StrCat(":", s.line) : "", ": ", s.reason));
+    }
+    return absl::InvalidArgumentError(absl::StrCat("no records in ", absl::StrJoin(paths, ", "),
+                                                   reasons.empty() ? "" : " (", absl::StrJoin(reasons, "; "),
+                                                   reasons.empty() ? "" : ")"));
+  }
+  return result;
+}
+
+}  // namespace benchfleet::synthesis

@@ -1,0 +1,36 @@
+// Reads run records from files: benchfleet series folders (runs.jsonl) and the measurement files
+// users already have (llama-bench -o json/jsonl/csv, ComfyUI and llama-server logs, the generic CSV
+// of README.md). Part of the synthesis library; stateless and thread-compatible.
+#ifndef BENCHFLEET_SYNTHESIS_READERS_MEASUREMENT_FILES_H_
+#define BENCHFLEET_SYNTHESIS_READERS_MEASUREMENT_FILES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "benchfleet/v1/record.pb.h"
+#include "common/env.h"
+
+namespace benchfleet::synthesis {
+
+// A file, or a line of one, that gave no record.
+struct Skipped {
+  std::string path;
+  uint32_t line = 0;  // 1-based; 0 when the whole file was skipped
+  std::string reason;
+};
+
+struct ReadResult {
+  std::vector<v1::RunRecord> records;
+  std::vector<Skipped> skipped;
+};
+
+// Reads every path (a file or a series folder), detecting each file's format. A missing,
+// unreadable or malformed file or line is added to skipped and the rest is kept. Returns
+// INVALID_ARGUMENT "no records in PATHS" when no record at all could be read.
+absl::StatusOr<ReadResult> ReadMeasurementFiles(Env* env, const std::vector<std::string>& paths);
+
+}  // namespace benchfleet::synthesis
+
+#endif  // BENCHFLEET_SYNTHESIS_READERS_MEASUREMENT_FILES_H_
