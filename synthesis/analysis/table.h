@@ -1,0 +1,113 @@
+// The synthesis table's analysis core: per cell (task x machine x backend x mode x matrix x phase)
+// each run's figure, min/max, median (>= 5 accepted runs), quartiles (> 20), memory per kind, the
+// traps the records' flags name, and the provenance (sources.csv) of every figure. Pure functions,
+// no I/O; part of benchfleet_synthesis_analysis; thread-compatible.
+#ifndef BENCHFLEET_SYNTHESIS_ANALYSIS_TABLE_H_
+#define BENCHFLEET_SYNTHESIS_ANALYSIS_TABLE_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "benchfleet/v1/record.pb.h"
+#include "synthesis/analysis/sources.h"
+
+namespace benchfleet::synthesis {
+
+// Gives the machine label of a record. Default (DefaultMachineOf): params["machine"] when set
+// (imported files), else agent_id.
+using MachineOf = std::function<std::string(const v1::RunRecord&)>;
+std::string DefaultMachineOf(const v1::RunRecord& record);
+
+struct CellKey {
+  std::string task;
+  std::string machine;
+  std::string backend;
+  std::string mode;
+  std::string matrix;  // "k=v;k=v" sorted by key
+  v1::Phase phase = v1::PHASE_UNSPECIFIED;
+  friend auto operator<=>(const CellKey&, const CellKey&) = default;
+};
+
+struct RunFigure {
+  std::string run_id;
+  uint32_t call_index = 0;
+  Figure figure;
+};
+
+// A run kept out of every aggregate: an excluding flag (code and reason verbatim), FAILED (status
+// message), or MISSING_METRIC (the run lacks the cell's metric). `figure` is its value when it has one.
+struct ExcludedRun {
+  std::string run_id;
+  uint32_t call_index = 0;
+  std::string code;
+  std::string reason;
+  std::optional<Figure> figure;
+};
+
+// Max bytes per (kind, scope) over the cell's accepted runs; kinds are never merged.
+struct MemoryEntry {
+  v1::MemoryKind kind = v1::MEMORY_KIND_UNSPECIFIED;
+  std::string label;   // MemoryKind name, e.g. "MEMORY_KIND_PROCESS_PEAK_RSS"
+  std::string scope;
+  std::string source;  // the record's MemoryFigure.source of the run holding the max
+  Figure bytes;
+};
+
+struct Cell {
+  CellKey key;
+  std::string metric;  // chosen by SelectMetricName
+  std::string unit;
+  std::vector<RunFigure> runs;  // accepted runs, run order (start_time, call_index, run_id)
+  std::vector<ExcludedRun> excluded;
+  std::optional<Figure> min, max;    // >= 1 accepted run
+  std::optional<Figure> median;      // >= 5 accepted runs
+  std::optional<Figure> q1, q3;      // > 20 accepted runs
+  bool distribution_only = false;    // > 20: show min/q1/median/q3/max instead of the list
+  bool simulated = false;            // any record of the cell is simulated
+  std::vector<MemoryEntry> memory;   // sorted by (kind, scope)
+};
+
+// One trap, straight from a record: every flag (code and reason verbatim) and every FAILED run
+// (code "FAILED", reason = status message). Never recomputed.
+struct Trap {
+  CellKey key;
+  std::string run_id;
+  uint32_t call_index = 0;
+  std::string code;
+  std::string reason;
+};
+
+struct Analysis {
+  std::vector<Cell> cells;  // sorted by key
+  std::vector<Trap> traps;  // sorted by key, run order, then flag order
+  SourceTable sources;
+  bool simulated = false;   // any record simulated: the guide's title says SIMULATED
+};
+
+inline constexpr int kMedianMinRuns = 5;
+inline constexpr int kDistributionAboveRuns = 20;
+
+// Returns the name of the figure shown for a set of runs: the first of predicted_per_second,
+// images_per_second, tokens_per_second that any of them carries, else "wall_seconds".
+std::string SelectMetricName(const std::vector<const v1::RunRecord*>& runs);
+
+// Returns the value of `metric` in `record` ("wall_seconds" reads wall_duration), if present.
+std::optional<double> MetricOf(const v1::RunRecord& record, const std::string& metric);
+
+// Returns the p-quantile (0..1) of `sorted` (non-empty, ascending) by linear interpolation
+// between order statistics (Hyndman-Fan type 7, R's default): h = (n-1)p.
+double Quantile(const std::vector<double>& sorted, double p);
+
+// Builds the table, traps and sources. Output is independent of the order of `records`.
+Analysis Analyze(const std::vector<v1::RunRecord>& records, const MachineOf& machine_of = DefaultMachineOf);
+
+// Returns the traps of `records` alone (same as Analyze(...).traps).
+std::vector<Trap> FindTraps(const std::vector<v1::RunRecord>& records,
+                            const MachineOf& machine_of = DefaultMachineOf);
+
+}  // namespace benchfleet::synthesis
+
+#endif  // BENCHFLEET_SYNTHESIS_ANALYSIS_TABLE_H_
