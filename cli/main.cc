@@ -1,5 +1,6 @@
 // benchfleet: the operator's command. Argument parsing and output formatting only; it reads
-// from a coordinator's Admin service.
+// from a coordinator's Admin service; `guide` reads measurement files and writes the sizing guide.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -11,7 +12,12 @@
 #include "absl/time/time.h"
 #include "cli/admin_client.h"
 #include "cli/output_format.h"
+#include "common/env.h"
 #include "common/version.h"
+#include "synthesis/analysis/sources.h"
+#include "synthesis/analysis/table.h"
+#include "synthesis/readers/measurement_files.h"
+#include "synthesis/render/render.h"
 
 namespace benchfleet::cli {
 namespace {
@@ -57,12 +63,51 @@ void SetTimestamp(absl::Time t, google::protobuf::Timestamp* ts) {
   ts->set_nanos(static_cast<int32_t>((t - absl::FromUnixSeconds(ts->seconds())) / absl::Nanoseconds(1)));
 }
 
+// benchfleet guide: reads measurement files, analyses them and writes guide.<lang>.md, one chart
+// per task and language, and sources.csv into out_dir.
+int RunGuide(const std::vector<std::string>& files, const std::string& out_dir,
+             const std::vector<std::string>& lang_codes) {
+  std::vector<synthesis::Lang> langs;
+  for (const auto& code : lang_codes) {
+    auto lang = synthesis::ParseLang(code);
+    if (!lang) return Fail(absl::InvalidArgumentError(absl::StrCat("unknown language \"", code, "\": use fr or en")));
+    if (std::find(langs.begin(), langs.end(), *lang) == langs.end()) langs.push_back(*lang);
+  }
+  if (langs.empty()) return Fail(absl::InvalidArgumentError("--lang names no language: use fr, en or fr,en"));
+  Env* env = Env::Default();
+  auto read = synthesis::ReadMeasurementFiles(env, files);
+  if (!read.ok()) return Fail(read.status());
+  for (const auto& skipped : read->skipped) {
+    std::string where = skipped.line == 0 ? skipped.path : skipped.path + ":" + std::to_string(skipped.line);
+    std::fprintf(stderr, "benchfleet: skipped %s: %s\n", where.c_str(), skipped.reason.c_str());
+  }
+  synthesis::Analysis analysis = synthesis::Analyze(read->records);
+  if (auto s = env->CreateDirs(out_dir); !s.ok()) return Fail(s);
+  auto write = [&](const std::string& name, const std::string& content) {
+    return env->WriteFileAtomically(out_dir + "/" + name, content);
+  };
+  if (auto s = write("sources.csv", synthesis::SourcesCsv(analysis.sources)); !s.ok()) return Fail(s);
+  for (synthesis::Lang lang : langs) {
+    for (const auto& task : synthesis::TasksOf(analysis)) {
+      if (auto s = write(synthesis::ChartFileName(task, lang), synthesis::RenderCallIndexChart(analysis, task, lang));
+          !s.ok()) {
+        return Fail(s);
+      }
+    }
+    std::string name = "guide." + std::string(synthesis::LangCode(lang)) + ".md";
+    if (auto s = write(name, synthesis::RenderMarkdown(analysis, lang)); !s.ok()) return Fail(s);
+    std::printf("%s/%s\n", out_dir.c_str(), name.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
   CLI::App app{
       "benchfleet: operate a benchfleet coordinator.\n"
-      "Lists the runs agents have recorded and the agents (machines) of the fleet."};
+      "Lists the runs agents have recorded and the agents (machines) of the fleet, and writes the sizing\n"
+      "guide from measurement files (guide)."};
   app.set_version_flag("--version", std::string(kVersion));
   app.require_subcommand(1);
   app.fallthrough();  // --coordinator may come after the subcommand too
@@ -90,11 +135,28 @@ int Main(int argc, char** argv) {
   agents->add_option("--label", agent_labels, "Only agents with this label, key=value (repeatable)");
   agents->add_option("--format", format_name, "table, csv or json");
 
+  // benchfleet guide
+  auto* guide = app.add_subcommand(
+      "guide",
+      "Write the sizing guide from measurement files: guide.<lang>.md, one SVG chart per task and language, "
+      "and sources.csv (the source of every figure) into --out");
+  std::vector<std::string> guide_files;
+  std::string guide_out;
+  std::vector<std::string> guide_langs = {"fr", "en"};
+  guide->add_option("--files", guide_files,
+                    "Measurement files or series folders: llama-bench json/jsonl/csv, ComfyUI or llama-server "
+                    "logs, generic CSV, runs.jsonl folders")
+      ->required();
+  guide->add_option("--out", guide_out, "Folder to write the guide into (created when missing)")->required();
+  guide->add_option("--lang", guide_langs, "Languages, comma-separated: fr, en (default fr,en)")->delimiter(',');
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
+
+  if (guide->parsed()) return RunGuide(guide_files, guide_out, guide_langs);
 
   auto format = ParseFormat(format_name);
   if (!format.ok()) return Fail(format.status());

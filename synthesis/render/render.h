@@ -1,0 +1,51 @@
+// The sizing guide's render step (readers -> analysis -> **render**): the Markdown guide and one SVG
+// chart per task, from an Analysis. Pure functions returning strings, no I/O, no clock: the same
+// Analysis gives the same bytes. Every wording comes from the message catalogue (messages.h).
+// Part of benchfleet_synthesis_render; thread-compatible.
+#ifndef BENCHFLEET_SYNTHESIS_RENDER_RENDER_H_
+#define BENCHFLEET_SYNTHESIS_RENDER_RENDER_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "synthesis/analysis/table.h"
+
+namespace benchfleet::synthesis {
+
+enum class Lang { kFr, kEn };
+
+// "fr" / "en".
+std::string_view LangCode(Lang lang);
+// Parses "fr" or "en"; nullopt otherwise.
+std::optional<Lang> ParseLang(std::string_view code);
+
+// Number rule of the guide (stable, documented in README.md): 3 significant digits, but never
+// fewer than the whole integer part (no exponent, no digit grouping), trailing zeros kept:
+// 52.9, 30.0, 1.23, 0.0123, 1234. Decimal separator "," in French, "." in English. Half-way
+// cases are rounded as std::to_chars does (round-half-even on the exact binary value).
+std::string FormatNumber(double v, Lang lang);
+
+// A task id made safe for a file name: ASCII letters (lowered) and digits kept, every other run of
+// characters one "-", none leading or trailing ("llama ?B F16 pp16" -> "llama-b-f16-pp16").
+// Two tasks differing only in punctuation share a slug (not handled yet).
+std::string TaskSlug(const std::string& task);
+// "chart-<task-slug>.<lang>.svg"
+std::string ChartFileName(const std::string& task, Lang lang);
+
+// The distinct tasks of the analysis, in cell order.
+std::vector<std::string> TasksOf(const Analysis& analysis);
+
+// The guide in Markdown: title (SIMULATED when analysis.simulated), how to read figures and
+// sources, the synthesis table per task (linking ChartFileName(task, lang)), and the traps.
+std::string RenderMarkdown(const Analysis& analysis, Lang lang);
+
+// A self-contained SVG (viewBox 0 0 800 H, H = 400 + 16 per cell for the legend): each cell of `task` as a polyline over its
+// accepted runs' figure per call index, circles for warm, squares for cold, triangles for other
+// phases; axes with ticks, <title>/<desc>, SIMULATED in the title when analysis.simulated.
+std::string RenderCallIndexChart(const Analysis& analysis, const std::string& task, Lang lang);
+
+}  // namespace benchfleet::synthesis
+
+#endif  // BENCHFLEET_SYNTHESIS_RENDER_RENDER_H_

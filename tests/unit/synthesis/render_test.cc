@@ -1,0 +1,257 @@
+#include "synthesis/render/render.h"
+
+#include <algorithm>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "synthesis/analysis/sources.h"
+#include "synthesis/analysis/table.h"
+
+namespace benchfleet::synthesis {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+v1::RunRecord MakeRun(const std::string& id, const std::string& agent, const std::string& mode, v1::Phase phase,
+                      uint32_t call_index, double tokens_per_second, int64_t start_seconds) {
+  v1::RunRecord r;
+  r.set_run_id(id);
+  r.set_task("chat-7b");
+  r.set_agent_id(agent);
+  r.set_backend("llama-server");
+  r.set_mode(mode);
+  r.set_phase(phase);
+  r.set_call_index(call_index);
+  r.mutable_start_time()->set_seconds(start_seconds);
+  r.mutable_status()->set_code(v1::RunStatus::CODE_OK);
+  r.mutable_provenance()->set_kind(v1::Provenance::KIND_LIVE);
+  (*r.mutable_matrix())["n_predict"] = "128";
+  auto* m = r.add_metrics();
+  m->set_name("tokens_per_second");
+  m->set_value(tokens_per_second);
+  m->set_unit("tokens/s");
+  return r;
+}
+
+// A gpu cell collapsing 52.9 -> 30.0 -> 28.2 -> 27.9 (4 accepted runs, THROUGHPUT_DROP on the
+// second) plus one CACHE_HIT run; a cpu cell of 5 cold runs plus one FAILED run.
+std::vector<v1::RunRecord> Records(bool simulated) {
+  std::vector<v1::RunRecord> out;
+  const double gpu[] = {52.9, 30.0, 28.2, 27.9};
+  for (int i = 0; i < 4; ++i) {
+    out.push_back(MakeRun("g" + std::to_string(i + 1), "host-gpu", "gpu", v1::PHASE_WARM, i + 1, gpu[i], 100 + i));
+  }
+  auto* drop = out[1].add_flags();
+  drop->set_code("THROUGHPUT_DROP");
+  drop->set_reason("-43% from call 1 to call 2");
+  v1::RunRecord cached = MakeRun("g5", "host-gpu", "gpu", v1::PHASE_WARM, 5, 999.0, 104);
+  auto* hit = cached.add_flags();
+  hit->set_code("CACHE_HIT");
+  hit->set_reason("prompt served from the cache");
+  out.push_back(cached);
+  const double cpu[] = {8.41, 8.37, 8.52, 8.40, 8.44};
+  for (int i = 0; i < 5; ++i) {
+    out.push_back(MakeRun("c" + std::to_string(i + 1), "host-cpu", "cpu", v1::PHASE_COLD, i + 1, cpu[i], 200 + i));
+  }
+  v1::RunRecord failed = MakeRun("c6", "host-cpu", "cpu", v1::PHASE_COLD, 6, 0, 205);
+  failed.clear_metrics();
+  failed.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+  failed.mutable_status()->set_message("CUDA error: out of memory");
+  out.push_back(failed);
+  if (simulated) out[0].set_simulated(true);
+  return out;
+}
+
+const Cell& CellOf(const Analysis& a, const std::string& mode) {
+  for (const Cell& c : a.cells) {
+    if (c.key.mode == mode) return c;
+  }
+  ADD_FAILURE() << "no cell " << mode;
+  return a.cells.front();
+}
+
+std::string Refs(const Cell& c, const std::vector<std::string>& printed) {
+  std::string out;
+  for (size_t i = 0; i < printed.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += printed[i] + " [" + c.runs[i].figure.source_id + "]";
+  }
+  return out;
+}
+
+TEST(FormatNumberTest, ThreeSignificantDigitsKeepingTheIntegerPart) {
+  EXPECT_EQ(FormatNumber(52.9, Lang::kEn), "52.9");
+  EXPECT_EQ(FormatNumber(52.9, Lang::kFr), "52,9");
+  EXPECT_EQ(FormatNumber(30.0, Lang::kEn), "30.0");
+  EXPECT_EQ(FormatNumber(28.24, Lang::kFr), "28,2");
+  EXPECT_EQ(FormatNumber(8.414, Lang::kEn), "8.41");
+  EXPECT_EQ(FormatNumber(0.01234, Lang::kEn), "0.0123");
+  EXPECT_EQ(FormatNumber(0.13, Lang::kFr), "0,130");
+  EXPECT_EQ(FormatNumber(88110.3, Lang::kEn), "88110");
+  EXPECT_EQ(FormatNumber(99.96, Lang::kEn), "100");
+  EXPECT_EQ(FormatNumber(9.996, Lang::kEn), "10.0");
+  EXPECT_EQ(FormatNumber(0, Lang::kEn), "0.00");
+  EXPECT_EQ(FormatNumber(-0.001, Lang::kEn), "-0.00100");
+}
+
+TEST(TaskSlugTest, KeepsLettersAndDigits) {
+  EXPECT_EQ(TaskSlug("llama ?B F16 pp16"), "llama-b-f16-pp16");
+  EXPECT_EQ(TaskSlug("chat-7b"), "chat-7b");
+  EXPECT_EQ(TaskSlug("???"), "task");
+  EXPECT_EQ(ChartFileName("chat-7b", Lang::kFr), "chart-chat-7b.fr.svg");
+}
+
+TEST(RenderMarkdownTest, EnglishRowsTitleAndTraps) {
+  Analysis a = Analyze(Records(true));
+  std::string md = RenderMarkdown(a, Lang::kEn);
+  EXPECT_EQ(md.rfind("# Sizing guide (SIMULATED)\n", 0), 0u) << md;
+  EXPECT_THAT(md, HasSubstr("sources.csv"));
+  EXPECT_THAT(md, HasSubstr("](chart-chat-7b.en.svg)"));
+  const Cell& gpu = CellOf(a, "gpu");
+  ASSERT_EQ(gpu.runs.size(), 4u);
+  ASSERT_FALSE(gpu.median.has_value());
+  std::string gpu_row = "| host-gpu | llama-server | gpu | n_predict=128 | warm | tokens_per_second (tokens/s) | " +
+                        Refs(gpu, {"52.9", "30.0", "28.2", "27.9"}) + " | 27.9 [" + gpu.min->source_id + "] – 52.9 [" +
+                        gpu.max->source_id + "] | — | 1 |\n";
+  EXPECT_THAT(md, HasSubstr(gpu_row));
+  const Cell& cpu = CellOf(a, "cpu");
+  ASSERT_TRUE(cpu.median.has_value());
+  std::string cpu_row = "| host-cpu | llama-server | cpu | n_predict=128 | cold | tokens_per_second (tokens/s) | " +
+                        Refs(cpu, {"8.41", "8.37", "8.52", "8.40", "8.44"}) + " | 8.37 [" + cpu.min->source_id +
+                        "] – 8.52 [" + cpu.max->source_id + "] | 8.41 [" + cpu.median->source_id + "] | 1 |\n";
+  EXPECT_THAT(md, HasSubstr(cpu_row));
+  EXPECT_THAT(md, HasSubstr("### Cache hits (excluded)\n\n- `chat-7b` — host-gpu / llama-server / gpu / n_predict=128 / "
+                            "warm — run `g5` (call 5) — CACHE_HIT: prompt served from the cache\n"));
+  EXPECT_THAT(md, HasSubstr("### Throughput drops\n\n- `chat-7b` — host-gpu / llama-server / gpu / n_predict=128 / "
+                            "warm — run `g2` (call 2) — THROUGHPUT_DROP: -43% from call 1 to call 2\n"));
+  EXPECT_THAT(md, HasSubstr("### Failed runs\n\n- `chat-7b` — host-cpu / llama-server / cpu / n_predict=128 / "
+                            "cold — run `c6` (call 6) — FAILED: CUDA error: out of memory\n"));
+}
+
+TEST(RenderMarkdownTest, FrenchUsesDecimalCommaAndCatalogue) {
+  Analysis a = Analyze(Records(true));
+  std::string md = RenderMarkdown(a, Lang::kFr);
+  EXPECT_EQ(md.rfind("# Guide de dimensionnement (SIMULÉ)\n", 0), 0u) << md;
+  const Cell& gpu = CellOf(a, "gpu");
+  EXPECT_THAT(md, HasSubstr("| host-gpu | llama-server | gpu | n_predict=128 | à chaud | tokens_per_second (tokens/s) | " +
+                            Refs(gpu, {"52,9", "30,0", "28,2", "27,9"}) + " | 27,9 [" + gpu.min->source_id +
+                            "] – 52,9 [" + gpu.max->source_id + "] | — | 1 |\n"));
+  EXPECT_THAT(md, Not(HasSubstr("52.9")));
+  EXPECT_THAT(md, HasSubstr("### Exécutions en échec\n"));
+  EXPECT_THAT(md, HasSubstr("exécution `c6` (appel 6) — FAILED: CUDA error: out of memory"));
+  EXPECT_THAT(md, HasSubstr("### Chutes de débit\n"));
+}
+
+TEST(RenderMarkdownTest, NotSimulatedHasPlainTitle) {
+  Analysis a = Analyze(Records(false));
+  EXPECT_EQ(RenderMarkdown(a, Lang::kEn).rfind("# Sizing guide\n", 0), 0u);
+  EXPECT_THAT(RenderMarkdown(a, Lang::kEn), Not(HasSubstr("SIMULATED")));
+  EXPECT_THAT(RenderCallIndexChart(a, "chat-7b", Lang::kEn), Not(HasSubstr("SIMULATED")));
+}
+
+TEST(RenderTest, ByteIdenticalWhenRecordsAreShuffled) {
+  std::vector<v1::RunRecord> records = Records(true);
+  Analysis a = Analyze(records);
+  std::mt19937 rng(7);
+  for (int i = 0; i < 5; ++i) {
+    std::shuffle(records.begin(), records.end(), rng);
+    Analysis b = Analyze(records);
+    for (Lang lang : {Lang::kFr, Lang::kEn}) {
+      EXPECT_EQ(RenderMarkdown(a, lang), RenderMarkdown(b, lang));
+      EXPECT_EQ(RenderCallIndexChart(a, "chat-7b", lang), RenderCallIndexChart(b, "chat-7b", lang));
+    }
+    EXPECT_EQ(SourcesCsv(a.sources), SourcesCsv(b.sources));
+  }
+}
+
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + needle.size())) ++n;
+  return n;
+}
+
+TEST(RenderCallIndexChartTest, OnePolylinePerCellWithOnePointPerRun) {
+  Analysis a = Analyze(Records(true));
+  for (Lang lang : {Lang::kFr, Lang::kEn}) {
+    std::string svg = RenderCallIndexChart(a, "chat-7b", lang);
+    EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 ", 0), 0u);
+    EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+    EXPECT_THAT(svg, HasSubstr("<title id=\"chart-title\">"));
+    EXPECT_THAT(svg, HasSubstr("<desc id=\"chart-desc\">"));
+    EXPECT_THAT(svg, HasSubstr(lang == Lang::kFr ? "(SIMULÉ)</title>" : "(SIMULATED)</title>"));
+    EXPECT_THAT(svg, HasSubstr(lang == Lang::kFr ? "Rang d'appel" : "Call index"));
+    EXPECT_EQ(Count(svg, "<polyline"), 2);
+    EXPECT_EQ(Count(svg, "<circle"), 4);               // the gpu warm runs
+    EXPECT_EQ(Count(svg, "width=\"8.0\" height=\"8.0\""), 5);  // the cpu cold runs
+    std::regex polyline("<polyline[^>]*points=\"([^\"]*)\"");
+    std::vector<int> points;
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), polyline); it != std::sregex_iterator(); ++it) {
+      std::string p = (*it)[1];
+      points.push_back(static_cast<int>(std::count(p.begin(), p.end(), ',')));
+    }
+    EXPECT_EQ(points, (std::vector<int>{5, 4}));  // cells in key order: host-cpu, host-gpu
+    EXPECT_EQ(Count(svg, "<g"), Count(svg, "</g>"));
+    EXPECT_EQ(Count(svg, "<title"), Count(svg, "</title>"));
+    EXPECT_THAT(svg, HasSubstr(lang == Lang::kFr ? "52,9 [" : "52.9 ["));
+  }
+}
+
+double Expected(const Source& s) {
+  std::vector<double> v = s.inputs;
+  std::sort(v.begin(), v.end());
+  if (s.operation == "value") return s.inputs.at(0);
+  if (s.operation == "min") return v.front();
+  if (s.operation == "max") return v.back();
+  if (s.operation == "median") return Quantile(v, 0.5);
+  if (s.operation == "q1") return Quantile(v, 0.25);
+  if (s.operation == "q3") return Quantile(v, 0.75);
+  ADD_FAILURE() << "operation " << s.operation;
+  return 0;
+}
+
+// Every number of the table's figure columns carries a [S..] ref whose source gives that number.
+TEST(RenderMarkdownTest, EveryPrintedFigureMatchesItsSource) {
+  std::vector<v1::RunRecord> records = Records(true);
+  for (int i = 0; i < 22; ++i) {  // a distribution_only cell too
+    records.push_back(MakeRun("d" + std::to_string(i), "host-big", "gpu", v1::PHASE_WARM, i + 1, 10.0 + i * 0.37, 300 + i));
+  }
+  Analysis a = Analyze(records);
+  for (Lang lang : {Lang::kFr, Lang::kEn}) {
+    std::string md = RenderMarkdown(a, lang);
+    std::regex ref("(-?[0-9]+(?:[.,][0-9]+)?) \\[(S[0-9]+)\\]");
+    int rows = 0, refs = 0;
+    size_t start = 0;
+    while (start < md.size()) {
+      size_t end = md.find('\n', start);
+      std::string line = md.substr(start, end - start);
+      start = end + 1;
+      if (line.rfind("| ", 0) != 0 || line.find(" [S") == std::string::npos) continue;
+      ++rows;
+      // Columns 7..9 (values, min–max, median): only refs'd numbers may hold digits.
+      std::vector<std::string> cols;
+      for (size_t p = 2, q; (q = line.find(" | ", p)) != std::string::npos; p = q + 3) cols.push_back(line.substr(p, q - p));
+      ASSERT_GE(cols.size(), 9u) << line;
+      for (size_t c = 6; c <= 8; ++c) {
+        std::string rest = std::regex_replace(std::regex_replace(cols[c], ref, ""), std::regex("\\bq[13]\\b"), "");
+        EXPECT_EQ(rest.find_first_of("0123456789"), std::string::npos) << "unsourced number in: " << cols[c];
+      }
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), ref); it != std::sregex_iterator(); ++it) {
+        ++refs;
+        const Source* s = a.sources.Find((*it)[2]);
+        ASSERT_NE(s, nullptr) << (*it)[2];
+        EXPECT_EQ((*it)[1].str(), FormatNumber(Expected(*s), lang)) << s->id << " in " << line;
+      }
+    }
+    EXPECT_EQ(rows, 3);
+    // cpu: 5 values + min + max + median; gpu: 4 + min + max; big: 5-number summary + min, max, median.
+    EXPECT_EQ(refs, 8 + 6 + 8);
+  }
+}
+
+}  // namespace
+}  // namespace benchfleet::synthesis
