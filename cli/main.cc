@@ -81,7 +81,18 @@ int RunGuide(const std::vector<std::string>& files, const std::string& out_dir,
     std::string where = skipped.line == 0 ? skipped.path : skipped.path + ":" + std::to_string(skipped.line);
     std::fprintf(stderr, "benchfleet: skipped %s: %s\n", where.c_str(), skipped.reason.c_str());
   }
-  synthesis::Analysis analysis = synthesis::Analyze(read->records);
+  // A machine is named by its hostname and class label from the series' conditions.json.
+  const auto& conditions = read->conditions;
+  auto machine_of = [&conditions](const v1::RunRecord& record) {
+    auto it = conditions.find(record.conditions_fingerprint());
+    if (record.params().contains("machine") || it == conditions.end()) {
+      return synthesis::DefaultMachineOf(record);
+    }
+    const auto& c = it->second;
+    auto cls = c.labels().find("class");
+    return cls == c.labels().end() ? c.hostname() : absl::StrCat(c.hostname(), " (", cls->second, ")");
+  };
+  synthesis::Analysis analysis = synthesis::Analyze(read->records, machine_of);
   if (auto s = env->CreateDirs(out_dir); !s.ok()) return Fail(s);
   auto write = [&](const std::string& name, const std::string& content) {
     return env->WriteFileAtomically(out_dir + "/" + name, content);

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/conditions_fingerprint.h"
 #include "common/proto_json.h"
 #include "common/series_folder.h"
 #include "synthesis/readers/file_formats.h"
@@ -79,6 +80,24 @@ void ReadRunsJsonl(Env* env, const std::string& file, std::string_view content, 
   }
 }
 
+// Keeps the conditions.json beside a runs.jsonl, when there is one. A malformed one is reported
+// and the runs are kept: they only lose their machine's name.
+void ReadConditionsBeside(Env* env, const std::string& runs_file, ReadResult* out) {
+  const std::string file = JoinPath(DirName(runs_file), kConditionsFile);
+  if (!env->FileExists(file)) return;
+  auto content = env->ReadFile(file);
+  v1::MachineConditions conditions;
+  absl::Status parsed = content.ok() ? JsonToMessage(*content, &conditions, /*ignore_unknown_fields=*/true)
+                                     : content.status();
+  if (!parsed.ok()) {
+    out->skipped.push_back({file, 0, absl::StrCat("conditions not read: ", parsed.message())});
+    return;
+  }
+  std::string fingerprint = conditions.fingerprint();
+  if (fingerprint.empty()) fingerprint = ConditionsFingerprint(conditions);
+  out->conditions[fingerprint] = std::move(conditions);
+}
+
 void ReadOne(Env* env, const std::string& path, ReadResult* out) {
   std::string file = path;
   if (env->IsDirectory(path)) {
@@ -103,7 +122,10 @@ void ReadOne(Env* env, const std::string& path, ReadResult* out) {
   const size_t skipped_before = out->skipped.size();
   const Format format = Detect(file, *content);
   switch (format) {
-    case Format::kRunsJsonl: ReadRunsJsonl(env, file, *content, out); break;
+    case Format::kRunsJsonl:
+      ReadRunsJsonl(env, file, *content, out);
+      ReadConditionsBeside(env, file, out);
+      break;
     case Format::kRunsCsv:
       out->skipped.push_back({file, 0, "benchfleet runs.csv is not read: read runs.jsonl instead "
                                        "(the same runs at full fidelity)"});

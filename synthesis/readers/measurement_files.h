@@ -5,10 +5,12 @@
 #define BENCHFLEET_SYNTHESIS_READERS_MEASUREMENT_FILES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/env.h"
 
@@ -24,6 +26,9 @@ struct Skipped {
 struct ReadResult {
   std::vector<v1::RunRecord> records;
   std::vector<Skipped> skipped;
+  // The conditions.json of every series folder read, by fingerprint: who measured (hostname,
+  // labels, accelerators) for the records whose conditions_fingerprint names them.
+  std::map<std::string, v1::MachineConditions> conditions;
 };
 
 // Reads every path (a file or a series folder), detecting each file's format. A missing,

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/conditions_fingerprint.h"
 #include "common/hashing.h"
 #include "common/series_folder.h"
 #include "gmock/gmock.h"
@@ -293,6 +294,26 @@ TEST(SeriesFolderReadTest, ReadsRunsJsonlThroughReadRecords) {
   EXPECT_EQ(with_csv.records.size(), 2u);
   ASSERT_EQ(with_csv.skipped.size(), 1u);
   EXPECT_THAT(with_csv.skipped[0].reason, HasSubstr("read runs.jsonl instead"));
+}
+
+TEST(SeriesFolderReadTest, KeepsTheSeriesConditionsByFingerprint) {
+  const std::string dir = testing::MakeTempDir("synth") + "/series";
+  v1::MachineConditions conditions;
+  conditions.set_hostname("gpu-01");
+  (*conditions.mutable_labels())["class"] = "a100";
+  conditions.set_fingerprint(ConditionsFingerprint(conditions));
+  {
+    auto writer = SeriesFolderWriter::Open(Env::Default(), dir, conditions);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    v1::RunRecord record;
+    record.set_run_id("11111111-1111-4111-8111-111111111111");
+    record.set_conditions_fingerprint(conditions.fingerprint());
+    ASSERT_TRUE((*writer)->Add(record).ok());
+  }
+  ReadResult read = ReadOk({dir});
+  ASSERT_EQ(read.conditions.size(), 1u);
+  ASSERT_TRUE(read.conditions.contains(read.records[0].conditions_fingerprint()));
+  EXPECT_EQ(read.conditions.at(read.records[0].conditions_fingerprint()).hostname(), "gpu-01");
 }
 
 TEST(SeriesFolderReadTest, BadLineOfRunsJsonlSkipsOnlyItself) {
