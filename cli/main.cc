@@ -13,6 +13,7 @@
 #include "cli/admin_client.h"
 #include "cli/output_format.h"
 #include "common/env.h"
+#include "common/proto_time.h"
 #include "common/version.h"
 #include "synthesis/analysis/sources.h"
 #include "synthesis/analysis/table.h"
@@ -56,11 +57,6 @@ absl::Status ParseLabels(const std::vector<std::string>& labels,
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "benchfleet: %s\n", std::string(status.message()).c_str());
   return status.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitError;
-}
-
-void SetTimestamp(absl::Time t, google::protobuf::Timestamp* ts) {
-  ts->set_seconds(absl::ToUnixSeconds(t));
-  ts->set_nanos(static_cast<int32_t>((t - absl::FromUnixSeconds(ts->seconds())) / absl::Nanoseconds(1)));
 }
 
 // benchfleet guide: reads measurement files, analyses them and writes guide.<lang>.md, one chart

@@ -203,6 +203,13 @@ class CurlHttpClient : public HttpClient {
 
 }  // namespace
 
+std::string QuoteBody(std::string_view body) {
+  constexpr size_t kQuoteBytes = 200;
+  std::string out(body.substr(0, kQuoteBytes));
+  if (body.size() > kQuoteBytes) out += "...";
+  return out;
+}
+
 std::unique_ptr<HttpClient> NewCurlHttpClient() {
   LoadCurl();  // now, before any run; an error is reported by the first Send
   return std::make_unique<CurlHttpClient>();

@@ -53,6 +53,10 @@ class HttpClient {
 // Returns the libcurl client. Loopback addresses never go through a proxy.
 std::unique_ptr<HttpClient> NewCurlHttpClient();
 
+// Returns the start of an unexpected answer's body for an error message: at most 200 bytes,
+// with "..." when it was longer.
+std::string QuoteBody(std::string_view body);
+
 }  // namespace benchfleet::agent
 
 #endif  // BENCHFLEET_AGENT_HTTP_HTTP_CLIENT_H_

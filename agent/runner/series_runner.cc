@@ -10,17 +10,12 @@
 #include "agent/string_views.h"
 #include "common/conditions_fingerprint.h"
 #include "common/hashing.h"
+#include "common/proto_time.h"
 #include "common/record_validation.h"
 #include "common/version.h"
 
 namespace benchfleet::agent {
 namespace {
-
-void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
-  const int64_t seconds = absl::ToUnixSeconds(t);
-  out->set_seconds(seconds);
-  out->set_nanos(static_cast<int32_t>((t - absl::FromUnixSeconds(seconds)) / absl::Nanoseconds(1)));
-}
 
 // A server's log can be long: keep a record under the coordinator's size limit by cutting the
 // start of its log tail (the end says why it failed), on a UTF-8 character boundary.

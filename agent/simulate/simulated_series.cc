@@ -4,6 +4,7 @@
 #include <random>
 
 #include "common/hashing.h"
+#include "common/proto_time.h"
 #include "common/version.h"
 
 namespace benchfleet::agent {
@@ -41,12 +42,6 @@ void AddMetric(v1::RunRecord* record, const char* name, double value, const char
   metric->set_name(name);
   metric->set_value(value);
   metric->set_unit(unit);
-}
-
-void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
-  const int64_t seconds = absl::ToUnixSeconds(t);
-  out->set_seconds(seconds);
-  out->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(t - absl::FromUnixSeconds(seconds))));
 }
 
 }  // namespace
@@ -110,9 +105,7 @@ std::vector<v1::RunRecord> GenerateSimulatedSeries(const SimulatedSeriesOptions&
     const absl::Time start = end - durations[i];
     SetTimestamp(start, records[i].mutable_start_time());
     SetTimestamp(end, records[i].mutable_end_time());
-    const int64_t nanos = absl::ToInt64Nanoseconds(durations[i]);
-    records[i].mutable_wall_duration()->set_seconds(nanos / 1'000'000'000);
-    records[i].mutable_wall_duration()->set_nanos(static_cast<int32_t>(nanos % 1'000'000'000));
+    SetDuration(durations[i], records[i].mutable_wall_duration());
     end = start - kGapBetweenRuns;
   }
   return records;

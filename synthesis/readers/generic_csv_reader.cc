@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/proto_time.h"
 #include "synthesis/readers/file_formats.h"
 #include "synthesis/readers/file_record.h"
 
@@ -58,9 +59,7 @@ std::string FillRecord(const std::vector<std::string>& cells, v1::RunRecord* rec
       return absl::StrCat("wall_seconds \"", cell(kWallSeconds), "\" is not a number >= 0");
     }
     AddMetric(record, "wall_seconds", *seconds, "s");
-    const int64_t ns = std::llround(*seconds * 1e9);
-    record->mutable_wall_duration()->set_seconds(ns / 1000000000);
-    record->mutable_wall_duration()->set_nanos(static_cast<int32_t>(ns % 1000000000));
+    SetDuration(absl::Nanoseconds(std::llround(*seconds * 1e9)), record->mutable_wall_duration());
   }
   if (!cell(kMetric).empty()) {
     auto value = ParseDouble(cell(kValue));

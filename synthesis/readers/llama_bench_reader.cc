@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/proto_time.h"
 #include "nlohmann/json.hpp"
 #include "synthesis/readers/file_formats.h"
 #include "synthesis/readers/file_record.h"
@@ -131,9 +132,7 @@ void ReadTestObject(const std::string& path, uint32_t line, const nlohmann::json
     v1::RunRecord record = TestRecord(path, line, static_cast<int>(i), f);
     record.set_call_index(calls->Next(record));
     double seconds = ns[i].get<double>() / 1e9;
-    const int64_t total_ns = static_cast<int64_t>(ns[i].get<double>());
-    record.mutable_wall_duration()->set_seconds(total_ns / 1000000000);
-    record.mutable_wall_duration()->set_nanos(static_cast<int32_t>(total_ns % 1000000000));
+    SetDuration(absl::Nanoseconds(static_cast<int64_t>(ns[i].get<double>())), record.mutable_wall_duration());
     AddMetric(&record, "tokens_per_second", ts[i].get<double>(), "tokens/s");
     AddMetric(&record, "wall_seconds", seconds, "s");
     int64_t tokens = IntField(f, "n_prompt") + IntField(f, "n_gen");

@@ -14,8 +14,10 @@
 #include "agent/backends/comfyui/cache_trap.h"
 #include "agent/backends/comfyui/comfyui_config.h"
 #include "agent/backends/comfyui/comfyui_protocol.h"
+#include "agent/http/http_client.h"
 #include "agent/string_views.h"
 #include "common/hashing.h"
+#include "common/proto_time.h"
 #include "nlohmann/json.hpp"
 
 namespace benchfleet::agent {
@@ -30,28 +32,9 @@ constexpr char kStatsSource[] = "comfyui /system_stats";
 constexpr absl::Duration kConnectTimeout = absl::Seconds(5);
 // The file in the series folder that holds the workflow, verbatim.
 constexpr char kWorkflowCopy[] = "comfyui-workflow.json";
-constexpr size_t kQuoteBytes = 200;
 // distinct_runs: the step between the fresh seeds of two runs (a prime, so the fresh seeds of
 // one run do not land on another listed seed by accident for small lists).
 constexpr uint64_t kDistinctSeedStep = 1000003;
-
-void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
-  const int64_t nanos = absl::ToUnixNanos(t);
-  out->set_seconds(nanos / 1000000000);
-  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
-}
-
-void SetDuration(absl::Duration d, google::protobuf::Duration* out) {
-  const int64_t nanos = absl::ToInt64Nanoseconds(d);
-  out->set_seconds(nanos / 1000000000);
-  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
-}
-
-std::string Quote(std::string_view body) {
-  std::string out(body.substr(0, kQuoteBytes));
-  if (body.size() > kQuoteBytes) out += "...";
-  return out;
-}
 
 std::string UrlEncode(std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -132,7 +115,7 @@ class ComfyUiSession : public BackendSession {
           Request("POST", "/free", R"({"unload_models": true, "free_memory": true})", config.request_timeout);
       if (!freed.ok()) return FailUnreachable(record, "POST /free", freed.status());
       if (freed->status != 200) {
-        return Fail(record, absl::StrCat("POST /free answered ", freed->status, ": ", Quote(freed->body)));
+        return Fail(record, absl::StrCat("POST /free answered ", freed->status, ": ", QuoteBody(freed->body)));
       }
       clock.SleepFor(config.free_settle);
       params["free_settle_seconds"] = absl::StrCat(absl::ToDoubleSeconds(config.free_settle));
@@ -375,7 +358,7 @@ class ComfyUiSession : public BackendSession {
                           absl::StrCat("ComfyUI is unreachable (GET ", path, "): ", got.status().message()));
     }
     if (got->status != 200) {
-      return absl::InternalError(absl::StrCat("GET ", path, " answered ", got->status, ": ", Quote(got->body)));
+      return absl::InternalError(absl::StrCat("GET ", path, " answered ", got->status, ": ", QuoteBody(got->body)));
     }
     absl::StatusOr<std::optional<Execution>> parsed =
         comfyui::ParseHistory(got->body, prompt_id, s_->config.workflow.node_ids());
@@ -495,7 +478,7 @@ class ComfyUiBackend : public Backend {
     }
     if (got->status != 200) {
       return absl::UnavailableError(
-          absl::StrCat("GET ", s_->config.url, "/system_stats answered ", got->status, ": ", Quote(got->body)));
+          absl::StrCat("GET ", s_->config.url, "/system_stats answered ", got->status, ": ", QuoteBody(got->body)));
     }
     absl::StatusOr<SystemStats> stats = comfyui::ParseSystemStats(got->body);
     if (!stats.ok()) {

@@ -22,8 +22,10 @@
 #include "agent/backends/llama_server/llama_server_config.h"
 #include "agent/backends/llama_server/log_memory_parser.h"
 #include "agent/backends/llama_server/server_props.h"
+#include "agent/http/http_client.h"
 #include "agent/string_views.h"
 #include "common/hashing.h"
+#include "common/proto_time.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -40,20 +42,6 @@ constexpr absl::Duration kHealthRequestTimeout = absl::Seconds(5);
 // After a failed request, how long to wait for the server to finish dying, so that a crash is
 // reported as a crash and not as a refused connection.
 constexpr absl::Duration kDeathCheckWait = absl::Milliseconds(500);
-// How much of an unexpected body a FAILED message quotes.
-constexpr size_t kQuoteBytes = 200;
-
-void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
-  const int64_t nanos = absl::ToUnixNanos(t);
-  out->set_seconds(nanos / 1000000000);
-  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
-}
-
-void SetDuration(absl::Duration d, google::protobuf::Duration* out) {
-  const int64_t nanos = absl::ToInt64Nanoseconds(d);
-  out->set_seconds(nanos / 1000000000);
-  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
-}
 
 // Joins arguments for the record, quoting those a shell would split.
 std::string JoinArgs(const std::vector<std::string>& args) {
@@ -68,12 +56,6 @@ std::string JoinArgs(const std::vector<std::string>& args) {
     }
   }
   return absl::StrJoin(quoted, " ");
-}
-
-std::string Quote(std::string_view body) {
-  std::string out(body.substr(0, kQuoteBytes));
-  if (body.size() > kQuoteBytes) out += "...";
-  return out;
 }
 
 // Describes an answer of /health for a message: "503 Loading model", "200".
@@ -188,7 +170,7 @@ class LlamaServerSession : public BackendSession {
                                          error->message));
       }
       return Fail(record, absl::StrCat("llama-server answered ", response->status,
-                                       " with a body that is not a llama-server error: ", Quote(response->body)));
+                                       " with a body that is not a llama-server error: ", QuoteBody(response->body)));
     }
     absl::StatusOr<Completion> completion = p_.config->stream ? llama_server::ParseCompletionStream(response->body)
                                                               : llama_server::ParseCompletionJson(response->body);
@@ -461,7 +443,7 @@ class LlamaServerBackend : public Backend {
     }
     if (response->status != 200) {
       return absl::UnavailableError(absl::StrCat("cannot read llama-server's /props: it answered ", response->status,
-                                                 ": ", Quote(response->body)));
+                                                 ": ", QuoteBody(response->body)));
     }
     absl::StatusOr<llama_server::ServerProps> props = llama_server::ParseServerProps(response->body);
     if (!props.ok()) {
