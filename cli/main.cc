@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,13 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "cli/admin_client.h"
+#include "cli/guide_input.h"
 #include "cli/output_format.h"
 #include "common/env.h"
 #include "common/proto_time.h"
 #include "common/version.h"
-#include "synthesis/analysis/sources.h"
-#include "synthesis/analysis/table.h"
-#include "synthesis/readers/measurement_files.h"
+#include "synthesis/guide.h"
 #include "synthesis/render/render.h"
 
 namespace benchfleet::cli {
@@ -59,10 +59,9 @@ int Fail(const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitError;
 }
 
-// benchfleet guide: reads measurement files, analyses them and writes guide.<lang>.md, one chart
-// per task and language, and sources.csv into out_dir.
-int RunGuide(const std::vector<std::string>& files, const std::string& out_dir,
-             const std::vector<std::string>& lang_codes) {
+// benchfleet guide: loads the records (guide_input.h), builds the guide (synthesis/guide.h) and
+// writes its files into out_dir, each atomically.
+int RunGuide(const GuideSource& source, const std::string& out_dir, const std::vector<std::string>& lang_codes) {
   std::vector<synthesis::Lang> langs;
   for (const auto& code : lang_codes) {
     auto lang = synthesis::ParseLang(code);
@@ -71,39 +70,19 @@ int RunGuide(const std::vector<std::string>& files, const std::string& out_dir,
   }
   if (langs.empty()) return Fail(absl::InvalidArgumentError("--lang names no language: use fr, en or fr,en"));
   Env* env = Env::Default();
-  auto read = synthesis::ReadMeasurementFiles(env, files);
-  if (!read.ok()) return Fail(read.status());
-  for (const auto& skipped : read->skipped) {
+  auto input = LoadGuideInput(env, source);
+  if (!input.ok()) return Fail(input.status());
+  for (const auto& skipped : input->skipped) {
     std::string where = skipped.line == 0 ? skipped.path : skipped.path + ":" + std::to_string(skipped.line);
     std::fprintf(stderr, "benchfleet: skipped %s: %s\n", where.c_str(), skipped.reason.c_str());
   }
-  // A machine is named by its hostname and class label from the series' conditions.json.
-  const auto& conditions = read->conditions;
-  auto machine_of = [&conditions](const v1::RunRecord& record) {
-    auto it = conditions.find(record.conditions_fingerprint());
-    if (record.params().contains("machine") || it == conditions.end()) {
-      return synthesis::DefaultMachineOf(record);
-    }
-    const auto& c = it->second;
-    auto cls = c.labels().find("class");
-    return cls == c.labels().end() ? c.hostname() : absl::StrCat(c.hostname(), " (", cls->second, ")");
-  };
-  synthesis::Analysis analysis = synthesis::Analyze(read->records, machine_of);
+  std::map<std::string, std::string> files = synthesis::BuildGuideFiles(*input, langs);
   if (auto s = env->CreateDirs(out_dir); !s.ok()) return Fail(s);
-  auto write = [&](const std::string& name, const std::string& content) {
-    return env->WriteFileAtomically(out_dir + "/" + name, content);
-  };
-  if (auto s = write("sources.csv", synthesis::SourcesCsv(analysis.sources)); !s.ok()) return Fail(s);
+  for (const auto& [name, content] : files) {
+    if (auto s = env->WriteFileAtomically(out_dir + "/" + name, content); !s.ok()) return Fail(s);
+  }
   for (synthesis::Lang lang : langs) {
-    for (const auto& task : synthesis::TasksOf(analysis)) {
-      if (auto s = write(synthesis::ChartFileName(task, lang), synthesis::RenderCallIndexChart(analysis, task, lang));
-          !s.ok()) {
-        return Fail(s);
-      }
-    }
-    std::string name = "guide." + std::string(synthesis::LangCode(lang)) + ".md";
-    if (auto s = write(name, synthesis::RenderMarkdown(analysis, lang)); !s.ok()) return Fail(s);
-    std::printf("%s/%s\n", out_dir.c_str(), name.c_str());
+    std::printf("%s/guide.%s.md\n", out_dir.c_str(), std::string(synthesis::LangCode(lang)).c_str());
   }
   return 0;
 }
@@ -163,7 +142,11 @@ int Main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
 
-  if (guide->parsed()) return RunGuide(guide_files, guide_out, guide_langs);
+  if (guide->parsed()) {
+    GuideSource source;
+    source.files = guide_files;
+    return RunGuide(source, guide_out, guide_langs);
+  }
 
   auto format = ParseFormat(format_name);
   if (!format.ok()) return Fail(format.status());

@@ -1,5 +1,6 @@
 #include "synthesis/analysis/sources.h"
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
@@ -17,11 +18,41 @@ std::string SourceTable::Add(std::string operation, std::vector<std::string> run
   return sources_.back().id;
 }
 
-const Source* SourceTable::Find(const std::string& id) const {
-  for (const auto& s : sources_) {
-    if (s.id == id) return &s;
+std::string SourceTable::AddCount(std::vector<std::string> run_ids, std::vector<std::string> provenance) {
+  return Add("count", std::move(run_ids), std::move(provenance), {});
+}
+
+std::string SourceTable::AddTarget(double value, std::string file_line) {
+  std::string id = Add("target", {}, {}, {value});
+  sources_.back().input_refs.push_back(std::move(file_line));
+  return id;
+}
+
+Figure SourceTable::AddFormula(std::string formula, std::vector<double> inputs, std::vector<std::string> input_refs,
+                               double value, std::string unit) {
+  std::vector<std::string> run_ids, provenance;
+  for (const auto& ref : input_refs) {
+    const Source* s = Find(ref);
+    if (s == nullptr) continue;  // a targets-file FILE:LINE
+    for (size_t i = 0; i < s->run_ids.size(); ++i) {
+      if (std::find(run_ids.begin(), run_ids.end(), s->run_ids[i]) != run_ids.end()) continue;
+      run_ids.push_back(s->run_ids[i]);
+      provenance.push_back(i < s->provenance.size() ? s->provenance[i] : "unknown");
+    }
   }
-  return nullptr;
+  std::string id = Add("formula", std::move(run_ids), std::move(provenance), std::move(inputs));
+  sources_.back().formula = std::move(formula);
+  sources_.back().input_refs = std::move(input_refs);
+  return Figure{value, std::move(unit), id};
+}
+
+const Source* SourceTable::Find(const std::string& id) const {
+  // Ids are "S<index+1>" by construction.
+  if (id.size() < 2 || id[0] != 'S') return nullptr;
+  size_t index = 0;
+  auto [end, ec] = std::from_chars(id.data() + 1, id.data() + id.size(), index);
+  if (ec != std::errc() || end != id.data() + id.size() || index == 0 || index > sources_.size()) return nullptr;
+  return &sources_[index - 1];
 }
 
 std::string ProvenanceOf(const v1::RunRecord& record) {
@@ -62,12 +93,13 @@ std::string Join(const std::vector<std::string>& parts) {
 }  // namespace
 
 std::string SourcesCsv(const SourceTable& table) {
-  std::string out = "source_id,operation,run_ids,provenance,inputs\r\n";
+  std::string out = "source_id,operation,run_ids,provenance,inputs,formula,input_refs\r\n";
   for (const auto& s : table.sources()) {
     std::vector<std::string> inputs;
     for (double v : s.inputs) inputs.push_back(FormatDouble(v));
     out += CsvField(s.id) + "," + CsvField(s.operation) + "," + CsvField(Join(s.run_ids)) + "," +
-           CsvField(Join(s.provenance)) + "," + CsvField(Join(inputs)) + "\r\n";
+           CsvField(Join(s.provenance)) + "," + CsvField(Join(inputs)) + "," + CsvField(s.formula) + "," +
+           CsvField(Join(s.input_refs)) + "\r\n";
   }
   return out;
 }

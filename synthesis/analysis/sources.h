@@ -11,12 +11,22 @@
 
 namespace benchfleet::synthesis {
 
+// Operations (README.md, "sources.csv"):
+//   value, min, max, median, q1, q3: over `inputs`, inputs[i] belonging to run_ids[i];
+//   count: the number of run_ids (inputs empty);
+//   target: a figure the user set in a targets file: inputs[0], from input_refs[0] ("FILE:LINE");
+//   formula: `formula` over x1..xn = inputs[0..n-1], each taken from the source input_refs[i]
+//     ("S12"; a user's target is a "target" source); run_ids/provenance are then the union of the runs behind
+//     the referenced sources, in first-seen order. Formulas use + - * / ( ), decimal literals
+//     (unit conversions such as 3600 or 1000000) and x1..xn only.
 struct Source {
-  std::string id;         // "S1", "S2", ... in the order of Analyze's deterministic walk
-  std::string operation;  // "value", "min", "max", "median", "q1", "q3"
+  std::string id;         // "S1", "S2", ... in the order of the deterministic walk
+  std::string operation;  // see above
   std::vector<std::string> run_ids;
   std::vector<std::string> provenance;  // per run: "live", "FILE:LINE" or "unknown"
-  std::vector<double> inputs;           // inputs[i] belongs to run_ids[i]
+  std::vector<double> inputs;
+  std::string formula;                  // operation "formula" only, e.g. "x1 / x2"
+  std::vector<std::string> input_refs;  // operations "target" and "formula"
 };
 
 struct Figure {
@@ -30,6 +40,15 @@ class SourceTable {
   // Appends a source, giving it the next id, and returns that id.
   std::string Add(std::string operation, std::vector<std::string> run_ids, std::vector<std::string> provenance,
                   std::vector<double> inputs);
+  // Appends a "count" source over `run_ids`.
+  std::string AddCount(std::vector<std::string> run_ids, std::vector<std::string> provenance);
+  // Appends a "target" source: `value` set by the user at `file_line` ("targets.yaml:12").
+  std::string AddTarget(double value, std::string file_line);
+  // Appends a "formula" source. `value` is computed by the caller with C++ arithmetic; the test of
+  // the guide recomputes it from `formula` and `inputs` by its own evaluator. run_ids/provenance are
+  // gathered from the sources named in `input_refs`.
+  Figure AddFormula(std::string formula, std::vector<double> inputs, std::vector<std::string> input_refs,
+                    double value, std::string unit);
   // Returns the source with `id`, or nullptr.
   const Source* Find(const std::string& id) const;
   const std::vector<Source>& sources() const { return sources_; }
@@ -44,7 +63,7 @@ std::string ProvenanceOf(const v1::RunRecord& record);
 // Formats `v` in the shortest form that reads back to the same double (std::to_chars).
 std::string FormatDouble(double v);
 
-// Returns sources.csv: header "source_id,operation,run_ids,provenance,inputs" then one row per
+// Returns sources.csv: header "source_id,operation,run_ids,provenance,inputs,formula,input_refs" then one row per
 // source, lists joined with ';', fields quoted per RFC 4180 when needed, lines ended by "\r\n".
 std::string SourcesCsv(const SourceTable& table);
 

@@ -35,6 +35,9 @@ struct RunFigure {
   std::string run_id;
   uint32_t call_index = 0;
   Figure figure;
+  // The run's wall duration in seconds, for the duration chart: the same Figure as `figure` when the
+  // cell's metric is wall_seconds, else its own "value" source (when the record has wall_duration).
+  std::optional<Figure> wall_seconds;
 };
 
 // A run kept out of every aggregate: an excluding flag (code and reason verbatim), FAILED (status

@@ -10,61 +10,12 @@
 #include <vector>
 
 #include "synthesis/render/messages.h"
+#include "synthesis/render/inline_text.h"
 
 namespace benchfleet::synthesis {
 namespace {
 
 const Messages& Msg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
-
-// Fixed-point text of v with `decimals` digits, '.' separator, locale independent.
-std::string Fixed(double v, int decimals) {
-  char buf[128];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::fixed, decimals);
-  if (ec != std::errc()) return "nan";
-  std::string s(buf, end);
-  if (s == "-0" || (s.rfind("-0.", 0) == 0 && s.find_first_not_of("-0.") == std::string::npos)) s.erase(0, 1);
-  return s;
-}
-
-std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += sep;
-    out += parts[i];
-  }
-  return out;
-}
-
-// Markdown table cell text: one line, pipes escaped.
-std::string MdCell(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n' || c == '\r' || c == '\t') {
-      if (out.empty() || out.back() != ' ') out += ' ';
-    } else if (c == '|') {
-      out += "\\|";
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
-std::string XmlEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\n': case '\r': case '\t': out += ' '; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string_view PhaseName(v1::Phase phase, const Messages& m) {
   switch (phase) {
@@ -74,8 +25,6 @@ std::string_view PhaseName(v1::Phase phase, const Messages& m) {
     default: return m.phase_unspecified;
   }
 }
-
-std::string Ref(const Figure& f, Lang lang) { return FormatNumber(f.value, lang) + " [" + f.source_id + "]"; }
 
 // The text, or the catalogue's "—" when empty.
 std::string OrNone(const std::string& text, const Messages& m) { return text.empty() ? std::string(m.none_value) : text; }

@@ -46,6 +46,20 @@ std::string RenderMarkdown(const Analysis& analysis, Lang lang);
 // phases; axes with ticks, <title>/<desc>, SIMULATED in the title when analysis.simulated.
 std::string RenderCallIndexChart(const Analysis& analysis, const std::string& task, Lang lang);
 
+// A self-contained SVG of the duration (wall seconds) of every run of `task`: one column per cell
+// (machine / backend / mode / matrix), each run a point (circle warm, square cold), accessible
+// <title>/<desc>, SIMULATED in the title when analysis.simulated. File name: DurationChartFileName.
+std::string RenderDurationChart(const Analysis& analysis, const std::string& task, Lang lang);
+// "chart-<task-slug>-duration.<lang>.svg"
+std::string DurationChartFileName(const std::string& task, Lang lang);
+
+// A self-contained SVG of the peak memory of `task`'s cells by kind: one panel per family (device
+// memory; process/container/host memory), never two families on one axis; each bar labelled with
+// its kind and source id. Empty string when no cell of the task has a memory figure.
+std::string RenderMemoryChart(const Analysis& analysis, const std::string& task, Lang lang);
+// "chart-<task-slug>-memory.<lang>.svg"
+std::string MemoryChartFileName(const std::string& task, Lang lang);
+
 }  // namespace benchfleet::synthesis
 
 #endif  // BENCHFLEET_SYNTHESIS_RENDER_RENDER_H_

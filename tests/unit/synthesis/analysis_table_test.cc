@@ -249,7 +249,7 @@ TEST(AnalysisTableTest, ImportedRecordCarriesFileLineAndMachine) {
   EXPECT_TRUE(a.simulated);
   EXPECT_TRUE(a.cells.at(0).simulated);
   EXPECT_THAT(SourceOf(a, a.cells[0].runs.at(0).figure).provenance, ElementsAre("bench.csv:3"));
-  EXPECT_NE(SourcesCsv(a.sources).find("S1,value,imp-1,bench.csv:3,12.5\r\n"), std::string::npos);
+  EXPECT_NE(SourcesCsv(a.sources).find("S1,value,imp-1,bench.csv:3,12.5,,\r\n"), std::string::npos);
 }
 
 TEST(AnalysisTableTest, SourcesCsvExactBytes) {
@@ -257,11 +257,18 @@ TEST(AnalysisTableTest, SourcesCsvExactBytes) {
   t.Add("value", {"r1"}, {"live"}, {52.9});
   t.Add("min", {"r1", "r2"}, {"live", "a,b.csv:7"}, {52.9, 0.1});
   t.Add("median", {"r\"3"}, {"unknown"}, {1e21});
+  EXPECT_EQ(t.AddTarget(10, "targets.yaml:4"), "S4");
+  Figure f = t.AddFormula("x1 * 3600 / x2", {52.9, 10}, {"S1", "S4"}, 52.9 * 3600 / 10, "tokens/h");
+  EXPECT_EQ(f.source_id, "S5");
+  EXPECT_EQ(t.AddCount({"r1", "r2"}, {"live", "live"}), "S6");
   EXPECT_EQ(SourcesCsv(t),
-            "source_id,operation,run_ids,provenance,inputs\r\n"
-            "S1,value,r1,live,52.9\r\n"
-            "S2,min,r1;r2,\"live;a,b.csv:7\",52.9;0.1\r\n"
-            "S3,median,\"r\"\"3\",unknown,1e+21\r\n");
+            "source_id,operation,run_ids,provenance,inputs,formula,input_refs\r\n"
+            "S1,value,r1,live,52.9,,\r\n"
+            "S2,min,r1;r2,\"live;a,b.csv:7\",52.9;0.1,,\r\n"
+            "S3,median,\"r\"\"3\",unknown,1e+21,,\r\n"
+            "S4,target,,,10,,targets.yaml:4\r\n"
+            "S5,formula,r1,live,52.9;10,x1 * 3600 / x2,S1;S4\r\n"
+            "S6,count,r1;r2,live;live,,,\r\n");
 }
 
 TEST(AnalysisTableTest, ResultsDoNotDependOnInputOrder) {

@@ -54,7 +54,7 @@ TEST(GuideCliTest, WritesTheGuideDeterministically) {
   EXPECT_THAT(en.substr(failed), HasSubstr("FAILED: Argument #4: Padding size should be less than"));
   EXPECT_THAT(en, HasSubstr("](chart-comfyui-log.en.svg)"));
   EXPECT_THAT(ReadAll(dir + "/a/guide.fr.md"), HasSubstr("### Exécutions en échec\n"));
-  EXPECT_EQ(ReadAll(dir + "/a/sources.csv").rfind("source_id,operation,run_ids,provenance,inputs\r\n", 0), 0u);
+  EXPECT_EQ(ReadAll(dir + "/a/sources.csv").rfind("source_id,operation,run_ids,provenance,inputs,formula,input_refs\r\n", 0), 0u);
 }
 
 TEST(GuideCliTest, NoRecordsIsAUsageError) {

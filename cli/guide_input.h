@@ -1,0 +1,34 @@
+// Where `benchfleet guide` reads from: measurement files (--files), a coordinator's Admin service
+// (--coordinator) or its PostgreSQL database (--database-url), narrowed by --task and --since,
+// with the targets of --targets. Part of benchfleet_cli_lib.
+#ifndef BENCHFLEET_CLI_GUIDE_INPUT_H_
+#define BENCHFLEET_CLI_GUIDE_INPUT_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/env.h"
+#include "synthesis/guide.h"
+
+namespace benchfleet::cli {
+
+struct GuideSource {
+  std::vector<std::string> files;  // --files
+  std::string coordinator;         // --coordinator (set only when given explicitly for guide)
+  std::string database_url;        // --database-url
+  std::vector<std::string> tasks;  // --task (repeatable): only these tasks
+  std::optional<absl::Time> since; // --since: only runs that started at or after
+  std::string targets_path;        // --targets
+};
+
+// Reads the records and conditions from exactly one of files / coordinator / database (else
+// INVALID_ARGUMENT), applies the task and time filters, and reads the targets file. Skipped files
+// and lines are in the result. INVALID_ARGUMENT when nothing is left after the filters.
+absl::StatusOr<synthesis::GuideInput> LoadGuideInput(Env* env, const GuideSource& source);
+
+}  // namespace benchfleet::cli
+
+#endif  // BENCHFLEET_CLI_GUIDE_INPUT_H_

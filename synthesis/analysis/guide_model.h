@@ -1,0 +1,242 @@
+// What the sizing guide says beyond the synthesis table: the conditions of every series, the
+// verdicts against the user's targets, the thresholds for moving to a dedicated GPU, the cost, and
+// the rules drawn from the measurements. Every figure is a Figure whose source (count, target or
+// formula over other sources) is added to the Analysis' SourceTable, so sources.csv explains it.
+// Pure functions, no I/O; part of benchfleet_synthesis_analysis; thread-compatible.
+#ifndef BENCHFLEET_SYNTHESIS_ANALYSIS_GUIDE_MODEL_H_
+#define BENCHFLEET_SYNTHESIS_ANALYSIS_GUIDE_MODEL_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "benchfleet/v1/conditions.pb.h"
+#include "benchfleet/v1/record.pb.h"
+#include "synthesis/analysis/sources.h"
+#include "synthesis/analysis/table.h"
+
+namespace benchfleet::synthesis {
+
+// ---------------------------------------------------------------------------------------------
+// Targets (targets.yaml; the built-in default is synthesis/analysis/default-targets.yaml, compiled
+// in). Every number in it keeps its "FILE:LINE".
+//
+//   hours_per_day: 24              # how many hours a machine works per day (thresholds)
+//   tasks:
+//     - match: "sd15*"             # fnmatch glob over task ids; the first matching entry applies
+//       item: image                # what one unit of work is: image | token | request
+//       uses:
+//         - name: iteration        # shown verbatim ("fine for iteration")
+//           max_seconds_per_item: 10
+//         - name: batch
+//           max_seconds_per_item: 2
+//     - match: "*"
+//       item: token
+//       uses:
+//         - name: interactive
+//           min_items_per_second: 10
+//           interactive: true      # this use defines one "concurrent user" for the thresholds
+//   classes:                       # machine classes (the agents' "class" label), all optional
+//     - name: a100
+//       dedicated_gpu: true        # the reference in the thresholds
+//       price_per_hour: 3.67
+//       currency: USD
+// ---------------------------------------------------------------------------------------------
+
+struct TargetNumber {
+  double value = 0;
+  std::string where;  // "FILE:LINE"
+};
+
+struct UseTarget {
+  std::string name;
+  std::optional<TargetNumber> max_seconds_per_item;
+  std::optional<TargetNumber> min_items_per_second;
+  bool interactive = false;
+};
+
+struct TaskTargets {
+  std::string match;
+  std::string item;  // "image", "token", "request"
+  std::vector<UseTarget> uses;
+  std::string where;  // "FILE:LINE" of the entry
+};
+
+struct ClassTargets {
+  std::string name;
+  bool dedicated_gpu = false;
+  std::optional<TargetNumber> price_per_hour;
+  std::string currency;  // verbatim, e.g. "USD"; empty when no price
+};
+
+struct Targets {
+  std::string path;  // the file name as given (or "default-targets.yaml")
+  TargetNumber hours_per_day{24, ""};
+  std::vector<TaskTargets> tasks;
+  std::vector<ClassTargets> classes;
+};
+
+// Parses a targets file. INVALID_ARGUMENT naming "PATH:LINE" and the field for anything wrong
+// (unknown key, a negative or non-numeric figure, a use with neither max nor min, no tasks).
+absl::StatusOr<Targets> ParseTargets(std::string_view yaml_text, const std::string& path);
+// The built-in targets (default-targets.yaml compiled into the binary).
+const Targets& DefaultTargets();
+// The first TaskTargets whose `match` globs `task`, or nullptr.
+const TaskTargets* TargetsFor(const Targets& targets, const std::string& task);
+
+// ---------------------------------------------------------------------------------------------
+// Inputs beyond the records.
+// ---------------------------------------------------------------------------------------------
+
+struct GuideContext {
+  // conditions.json of every series (files) or the conditions table (database), by fingerprint.
+  std::map<std::string, v1::MachineConditions> conditions;
+  // The class of each machine label of the cells (CellKey.machine): the agent's "class" label, else
+  // the machine label itself.
+  std::map<std::string, std::string> class_of_machine;
+  Targets targets;
+};
+
+// Section 1. One series = the records sharing a conditions fingerprint (live records) or an
+// imported file (provenance file); ordered by machine label, then first start time, then key.
+struct SeriesConditions {
+  std::string key;           // the fingerprint, or the imported file's path
+  std::string fingerprint;   // empty for imported files without one
+  std::string machine;       // CellKey.machine of its records
+  std::string machine_class;
+  std::optional<v1::MachineConditions> conditions;  // when known
+  std::vector<std::string> series_ids;              // distinct, sorted
+  std::vector<std::string> tasks;                   // distinct, sorted
+  std::vector<std::string> backends;                // distinct, sorted
+  // Settings shared by every record of the series: params that are identical in all of them
+  // (model_path, graph_sha256, comfyui_version, seed, temperature, ...), sorted by key.
+  std::map<std::string, std::string> settings;
+  std::vector<std::string> matrix_values;           // distinct "k=v;k=v" combinations, sorted
+  std::string first_start;                          // RFC 3339 UTC of the earliest start_time ("" if none)
+  std::string last_start;
+  Figure runs;       // count source over every run of the series
+  Figure ok_runs;    // count of CODE_OK runs
+  bool simulated = false;
+};
+
+// Section 4. Per task and per machine class, every WARM cell (PHASE_WARM) judged against each use;
+// a cell's figure is its median when it has one (>= 5 accepted runs), else its worst accepted run
+// (the lowest rate, the highest seconds) — the rule is stated in the guide.
+struct UseVerdict {
+  std::string use;
+  bool ok = false;
+  Figure target;  // a "target" source
+};
+
+struct CellVerdict {
+  CellKey key;
+  std::string machine_class;
+  std::string basis;             // "median" or "worst_run"
+  Figure figure;                 // the cell's figure in the cell's own metric (median or value source)
+  Figure seconds_per_item;       // formula source ("x1" for wall_seconds, "1 / x1" for a rate)
+  Figure items_per_second;       // formula source ("1 / x1" for wall_seconds, "x1" for a rate)
+  std::vector<UseVerdict> uses;  // in the targets' order
+  bool best_of_class = false;    // the class' best setting (highest items_per_second) for the task
+};
+
+struct TaskVerdicts {
+  std::string task;
+  const TaskTargets* targets = nullptr;  // nullptr: no targets entry matched (the guide says so)
+  std::string item;                      // "image", "token", "request" (from targets; "run" when none)
+  std::vector<CellVerdict> cells;        // by machine class, then key
+};
+
+// Section 5. Capacity of every best-of-class setting per task: items per day = items_per_second *
+// 3600 * hours_per_day; concurrent users = items_per_second / the interactive use's
+// min_items_per_second (when the targets define one). The reference is the best setting among the
+// dedicated-GPU classes (targets), else the fastest setting of the task. Every other setting no
+// longer keeps up above its own capacity; `ratio` = reference / it.
+struct Capacity {
+  CellKey key;
+  std::string machine_class;
+  Figure items_per_second;
+  Figure items_per_day;                    // formula "x1 * 3600 * x2"
+  std::optional<Figure> concurrent_users;  // formula "x1 / x2"
+};
+
+struct TaskThreshold {
+  std::string task;
+  std::string item;
+  bool reference_is_dedicated_gpu = false;  // false: the fastest setting stands in (the guide says so)
+  Capacity reference;
+  struct Other {
+    Capacity capacity;
+    Figure ratio;  // formula "x1 / x2": reference items_per_second / this one
+  };
+  std::vector<Other> others;  // slowest first
+};
+
+// Section 6. Per best-of-class setting whose class has a price: cost per item = price / 3600 *
+// seconds_per_item ("x1 / 3600 * x2"); for tokens also per million ("x1 / 3600 * x2 * 1000000").
+struct TaskCost {
+  std::string task;
+  std::string item;
+  CellKey key;
+  std::string machine_class;
+  Figure price_per_hour;  // target source
+  std::string currency;
+  Figure cost_per_item;
+  std::optional<Figure> cost_per_million;  // item == "token" only
+};
+
+// Section 7. A rule is printed only when the data supports it; each cites its figures.
+// Codes and their conditions (all figures over accepted runs, the cell figure as in verdicts):
+//   GPU_OVER_CPU      same task and machine measured in modes "gpu" and "cpu" (WARM): ratio
+//                     gpu/cpu of items_per_second > 1 -> "run on the GPU: xR"; words: task, machine.
+//   COLD_START        a COLD cell and the WARM cell of the same setting: ratio of cold
+//                     seconds_per_item to warm seconds_per_item > 1.5 -> keep cold runs apart.
+//   CACHE_HITS        any CACHE_HIT / PROMPT_CACHE_USED trap: count of such runs -> change the seed /
+//                     turn the prompt cache off; they are excluded.
+//   THROUGHPUT_DROP   any THROUGHPUT_DROP trap: count of runs -> publish every run, never a median
+//                     over few calls.
+//   FASTEST_CLASS     a task measured on >= 2 classes: ratio best / second best items_per_second.
+//   BEST_SETTING      a class with >= 2 matrix combinations of one task: the best combination and
+//                     its ratio to the worst.
+//   FAILED_SETTING    a setting whose runs all failed: count and the first error message.
+//   MEMORY_NEED       a task with a DEVICE_USED or DEVICE_BUFFER (or PROCESS_PEAK_RSS on CPU
+//                     mode) peak: the largest, labelled by its kind.
+struct Rule {
+  std::string code;
+  std::string task;
+  // Named words inserted by the renderer's template for `code` (machine, class, mode, setting,
+  // message, kind, ...); verbatim record text.
+  std::map<std::string, std::string> words;
+  // Named figures inserted by the template (ratio, count, bytes, ...).
+  std::map<std::string, Figure> figures;
+};
+
+struct GuideModel {
+  std::vector<SeriesConditions> series;
+  std::vector<TaskVerdicts> verdicts;      // by task (TasksOf order)
+  std::vector<TaskThreshold> thresholds;   // tasks with >= 2 best-of-class settings
+  std::vector<TaskCost> costs;
+  std::vector<Rule> rules;                 // by code order above, then task
+  const Targets* targets = nullptr;        // the targets used (points into the context)
+};
+
+// Section 1 only. Adds count sources to analysis->sources.
+std::vector<SeriesConditions> SummarizeSeries(const std::vector<v1::RunRecord>& records,
+                                              const GuideContext& context, const MachineOf& machine_of,
+                                              Analysis* analysis);
+
+// Sections 4 to 6. Adds target and formula sources to analysis->sources.
+void DeriveVerdicts(const GuideContext& context, Analysis* analysis, GuideModel* model);
+
+// Section 7, after DeriveVerdicts (it reuses the verdicts' figures). Adds formula and count sources.
+void DeriveRules(const GuideContext& context, Analysis* analysis, GuideModel* model);
+
+// All of it, in the order above (sources ids are thus deterministic).
+GuideModel BuildGuideModel(const std::vector<v1::RunRecord>& records, const GuideContext& context,
+                           const MachineOf& machine_of, Analysis* analysis);
+
+}  // namespace benchfleet::synthesis
+
+#endif  // BENCHFLEET_SYNTHESIS_ANALYSIS_GUIDE_MODEL_H_

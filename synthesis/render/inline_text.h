@@ -1,0 +1,39 @@
+// Text helpers shared by the render step's files: Markdown cells, XML escaping, fixed-point text
+// and the "figure [S12]" reference form. Internal to synthesis/render.
+#ifndef BENCHFLEET_SYNTHESIS_RENDER_INLINE_TEXT_H_
+#define BENCHFLEET_SYNTHESIS_RENDER_INLINE_TEXT_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "synthesis/analysis/sources.h"
+#include "synthesis/render/render.h"
+
+namespace benchfleet::synthesis {
+
+// Fixed-point text of v with `decimals` digits, '.' separator, locale independent ("-0" -> "0").
+std::string Fixed(double v, int decimals);
+
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+
+// Markdown table cell / inline text: one line, pipes escaped.
+std::string MdCell(std::string_view text);
+
+// Inline code span holding verbatim text (identifiers, versions, dates, record text): backticks
+// inside are replaced by "'", newlines by spaces. The guide's number test ignores code spans.
+std::string Code(std::string_view text);
+
+// XML/HTML escaping of text and attribute values (& < > "); newlines and tabs become spaces.
+std::string XmlEscape(std::string_view text);
+
+// "52.9 [S3]": FormatNumber(f.value, lang) then the source id. Every figure of the guide is
+// printed this way.
+std::string Ref(const Figure& f, Lang lang);
+
+// Replaces "{name}" placeholders of a catalogue template by `values` (missing names stay as is).
+std::string Fill(std::string_view tmpl, const std::vector<std::pair<std::string, std::string>>& values);
+
+}  // namespace benchfleet::synthesis
+
+#endif  // BENCHFLEET_SYNTHESIS_RENDER_INLINE_TEXT_H_

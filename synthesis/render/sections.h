@@ -1,0 +1,30 @@
+// The guide's sections beyond the synthesis table and the traps, each appended to `out` as
+// Markdown ("## " heading first). Every figure is printed with Ref() (inline_text.h); every verbatim
+// identifier, version, date or record text holding digits in a Code() span, so the guide's number
+// test can check that each remaining number carries its source. Internal to synthesis/render.
+#ifndef BENCHFLEET_SYNTHESIS_RENDER_SECTIONS_H_
+#define BENCHFLEET_SYNTHESIS_RENDER_SECTIONS_H_
+
+#include <string>
+#include <vector>
+
+#include "synthesis/analysis/guide_model.h"
+#include "synthesis/render/render.h"
+
+namespace benchfleet::synthesis {
+
+// 1. Conditions of every series (render_conditions.cc).
+void RenderConditionsSection(const GuideModel& model, Lang lang, std::string& out);
+
+// 4. Verdicts, with the targets used and the rule for a cell's figure (render_model.cc).
+void RenderVerdictsSection(const GuideModel& model, Lang lang, std::string& out);
+// 5. Thresholds for moving to a dedicated GPU, the arithmetic shown (render_model.cc).
+void RenderThresholdsSection(const GuideModel& model, Lang lang, std::string& out);
+// 6. Cost, when the targets give prices; the arithmetic shown (render_model.cc).
+void RenderCostSection(const GuideModel& model, Lang lang, std::string& out);
+// 7. Rules drawn from the measurements (render_model.cc).
+void RenderRulesSection(const GuideModel& model, Lang lang, std::string& out);
+
+}  // namespace benchfleet::synthesis
+
+#endif  // BENCHFLEET_SYNTHESIS_RENDER_SECTIONS_H_
