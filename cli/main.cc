@@ -1,5 +1,6 @@
 // benchfleet: the operator's command. Argument parsing and output formatting only; it reads
-// from a coordinator's Admin service; `guide` reads measurement files and writes the sizing guide.
+// from a coordinator's Admin service; `guide` reads measurement files, a coordinator or its
+// database and writes the sizing guide.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -82,7 +83,8 @@ int RunGuide(const GuideSource& source, const std::string& out_dir, const std::v
     if (auto s = env->WriteFileAtomically(out_dir + "/" + name, content); !s.ok()) return Fail(s);
   }
   for (synthesis::Lang lang : langs) {
-    std::printf("%s/guide.%s.md\n", out_dir.c_str(), std::string(synthesis::LangCode(lang)).c_str());
+    std::string code(synthesis::LangCode(lang));
+    std::printf("%s/guide.%s.md\n%s/guide.%s.html\n", out_dir.c_str(), code.c_str(), out_dir.c_str(), code.c_str());
   }
   return 0;
 }
@@ -124,15 +126,28 @@ int Main(int argc, char** argv) {
   // benchfleet guide
   auto* guide = app.add_subcommand(
       "guide",
-      "Write the sizing guide from measurement files: guide.<lang>.md, one SVG chart per task and language, "
-      "and sources.csv (the source of every figure) into --out");
+      "Write the sizing guide: guide.<lang>.md and guide.<lang>.html, the SVG charts and sources.csv (the "
+      "source of every figure) into --out, from one input: --files, --coordinator or --database-url");
   std::vector<std::string> guide_files;
+  std::string guide_coordinator, guide_database_url, guide_since, guide_targets;
+  std::vector<std::string> guide_tasks;
   std::string guide_out;
   std::vector<std::string> guide_langs = {"fr", "en"};
   guide->add_option("--files", guide_files,
                     "Measurement files or series folders: llama-bench json/jsonl/csv, ComfyUI or llama-server "
-                    "logs, generic CSV, runs.jsonl folders")
-      ->required();
+                    "logs, generic CSV, runs.jsonl folders");
+  guide->add_option("--coordinator", guide_coordinator,
+                    "Read the runs from this coordinator's Admin service, host:port (only when given here, not "
+                    "from $BENCHFLEET_COORDINATOR)");
+  guide->add_option("--database-url", guide_database_url,
+                    "Read the runs from a coordinator's PostgreSQL database, e.g. postgresql://user@host/benchfleet "
+                    "(default: $BENCHFLEET_DATABASE_URL when neither --files nor --coordinator is given)");
+  guide->add_option("--task", guide_tasks, "Only runs of this task (repeatable)");
+  guide->add_option("--since", guide_since,
+                    "Only runs that started at or after this time: 2026-11-30 (UTC) or 2026-11-30T12:00:00Z");
+  guide->add_option("--targets", guide_targets,
+                    "Targets file (YAML: seconds per image, tokens/s, machine classes and prices) for the "
+                    "verdicts, thresholds and cost (default: the built-in targets)");
   guide->add_option("--out", guide_out, "Folder to write the guide into (created when missing)")->required();
   guide->add_option("--lang", guide_langs, "Languages, comma-separated: fr, en (default fr,en)")->delimiter(',');
 
@@ -145,6 +160,21 @@ int Main(int argc, char** argv) {
   if (guide->parsed()) {
     GuideSource source;
     source.files = guide_files;
+    // The app's --coordinator has a default; the guide reads a coordinator only when told to.
+    if (guide->get_option("--coordinator")->count() > 0) {
+      source.coordinator = guide_coordinator;
+    } else if (app.get_option("--coordinator")->count() > 0) {
+      source.coordinator = coordinator;
+    }
+    source.database_url = guide_database_url;
+    if (const char* env = std::getenv("BENCHFLEET_DATABASE_URL"); env != nullptr) source.database_url_from_env = env;
+    source.tasks = guide_tasks;
+    if (!guide_since.empty()) {
+      auto t = ParseTime(guide_since);
+      if (!t.ok()) return Fail(t.status());
+      source.since = *t;
+    }
+    source.targets_path = guide_targets;
     return RunGuide(source, guide_out, guide_langs);
   }
 

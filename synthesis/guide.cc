@@ -1,13 +1,19 @@
 #include "synthesis/guide.h"
 
 #include "synthesis/analysis/table.h"
+#include "synthesis/render/html.h"
 
 namespace benchfleet::synthesis {
 
 std::string MachineLabel(const v1::RunRecord& record,
                          const std::map<std::string, v1::MachineConditions>& conditions) {
   auto it = conditions.find(record.conditions_fingerprint());
-  if (record.params().contains("machine") || it == conditions.end()) return DefaultMachineOf(record);
+  if (record.params().contains("machine") || it == conditions.end()) {
+    std::string label = DefaultMachineOf(record);
+    // An imported file that names no machine: the file stands for it.
+    if (label.empty() && record.provenance().kind() == v1::Provenance::KIND_FILE) label = record.provenance().file();
+    return label;
+  }
   const auto& c = it->second;
   auto cls = c.labels().find("class");
   return cls == c.labels().end() ? c.hostname() : c.hostname() + " (" + cls->second + ")";
@@ -28,14 +34,34 @@ std::string MachineClass(const v1::RunRecord& record,
 std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, const std::vector<Lang>& langs) {
   const auto& conditions = input.conditions;
   auto machine_of = [&conditions](const v1::RunRecord& record) { return MachineLabel(record, conditions); };
+  GuideContext context;
+  context.conditions = input.conditions;
+  context.targets = input.targets ? *input.targets : DefaultTargets();
+  for (const auto& record : input.records) {
+    context.class_of_machine.emplace(MachineLabel(record, conditions), MachineClass(record, conditions));
+  }
   Analysis analysis = Analyze(input.records, machine_of);
+  GuideModel model = BuildGuideModel(input.records, context, machine_of, &analysis);
+  std::vector<std::string> skipped;
+  for (const auto& s : input.skipped) {
+    skipped.push_back((s.line == 0 ? s.path : s.path + ":" + std::to_string(s.line)) + ": " + s.reason);
+  }
+
   std::map<std::string, std::string> files;
   files["sources.csv"] = SourcesCsv(analysis.sources);
   for (Lang lang : langs) {
+    std::map<std::string, std::string> charts;
     for (const auto& task : TasksOf(analysis)) {
-      files[ChartFileName(task, lang)] = RenderCallIndexChart(analysis, task, lang);
+      charts[ChartFileName(task, lang)] = RenderCallIndexChart(analysis, task, lang);
+      charts[DurationChartFileName(task, lang)] = RenderDurationChart(analysis, task, lang);
+      std::string memory = RenderMemoryChart(analysis, task, lang);
+      if (!memory.empty()) charts[MemoryChartFileName(task, lang)] = std::move(memory);
     }
-    files["guide." + std::string(LangCode(lang)) + ".md"] = RenderMarkdown(analysis, lang);
+    std::string markdown = RenderGuideMarkdown(analysis, model, skipped, lang);
+    std::string stem = "guide." + std::string(LangCode(lang));
+    files[stem + ".html"] = RenderHtml(markdown, charts, lang);
+    files[stem + ".md"] = std::move(markdown);
+    files.merge(charts);
   }
   return files;
 }

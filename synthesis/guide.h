@@ -29,7 +29,8 @@ struct GuideInput {
 };
 
 // A machine's label in the guide: "hostname (class)" from its conditions when the record's
-// fingerprint is known and it has no params["machine"] (imported files), else DefaultMachineOf.
+// fingerprint is known and it has no params["machine"] (imported files), else DefaultMachineOf, else
+// (an imported file that names no machine) the file's path.
 std::string MachineLabel(const v1::RunRecord& record,
                          const std::map<std::string, v1::MachineConditions>& conditions);
 // The class of a machine: its conditions' "class" label, else params["class"], else the label.

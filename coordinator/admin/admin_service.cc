@@ -1,6 +1,7 @@
 #include "coordinator/admin/admin_service.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/grpc_status.h"
@@ -65,6 +66,23 @@ grpc::Status AdminService::ListMachines(grpc::ServerContext*, const v1::ListMach
     machine.set_connected(agents_->IsConnected(machine.agent_id()));
     *response->add_machines() = std::move(machine);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::GetConditions(grpc::ServerContext*, const v1::GetConditionsRequest* request,
+                                         v1::GetConditionsResponse* response) {
+  if (request->fingerprints_size() > kMaxConditionsFingerprints) {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        absl::StrCat("GetConditions names ", request->fingerprints_size(), " fingerprints; at most ",
+                     kMaxConditionsFingerprints, " per call")));
+  }
+  const std::set<std::string> wanted(request->fingerprints().begin(), request->fingerprints().end());
+  if (wanted.empty()) return grpc::Status::OK;
+  absl::StatusOr<std::vector<v1::MachineConditions>> conditions =
+      store_->GetConditions(std::vector<std::string>(wanted.begin(), wanted.end()));
+  if (!conditions.ok()) return ToGrpcStatus(conditions.status());
+  response->mutable_conditions()->Reserve(static_cast<int>(conditions->size()));
+  for (v1::MachineConditions& c : *conditions) *response->add_conditions() = std::move(c);
   return grpc::Status::OK;
 }
 

@@ -1,4 +1,4 @@
-// AdminService: the gRPC Admin API (ListRuns, ListMachines) that operators and the `benchfleet`
+// AdminService: the gRPC Admin API (ListRuns, ListMachines, GetConditions) that operators and the `benchfleet`
 // CLI read a coordinator through. Translates requests into store queries; the store does the
 // SQL. Owned by CoordinatorServer; thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_ADMIN_ADMIN_SERVICE_H_
@@ -14,6 +14,8 @@ namespace benchfleet::coordinator {
 // Page sizes of ListRuns: the default for 0, and the most one page holds.
 inline constexpr int kDefaultRunPageSize = 1000;
 inline constexpr int kMaxRunPageSize = 10000;
+// The most fingerprints one GetConditions call may name.
+inline constexpr int kMaxConditionsFingerprints = 10000;
 
 // Returns the store query for a ListRuns request (page_size defaulted and capped).
 absl::StatusOr<RunQuery> RunQueryFromRequest(const v1::ListRunsRequest& request);
@@ -27,6 +29,9 @@ class AdminService final : public v1::Admin::Service {
                         v1::ListRunsResponse* response) override;
   grpc::Status ListMachines(grpc::ServerContext* context, const v1::ListMachinesRequest* request,
                             v1::ListMachinesResponse* response) override;
+  // Resolves fingerprints to conditions from every set ever reported (RunStore::GetConditions).
+  grpc::Status GetConditions(grpc::ServerContext* context, const v1::GetConditionsRequest* request,
+                             v1::GetConditionsResponse* response) override;
 
  private:
   RunStore* const store_;

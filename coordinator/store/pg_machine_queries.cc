@@ -44,6 +44,12 @@ WHERE m.labels @> $1::jsonb
 ORDER BY m.agent_id
 )sql";
 
+constexpr char kSelectConditionsSql[] = R"sql(
+SELECT fingerprint, conditions::text FROM conditions
+WHERE fingerprint IN (SELECT jsonb_array_elements_text($1::jsonb))
+ORDER BY fingerprint
+)sql";
+
 }  // namespace
 
 google::protobuf::Timestamp TimestampFromMicros(int64_t micros) {
@@ -99,6 +105,23 @@ absl::Status SelectMachines(pqxx::connection& conn, const std::map<std::string, 
     *machine.mutable_last_seen_time() = TimestampFromMicros(row[3].as<int64_t>());
     machine.set_run_count(row[4].as<uint64_t>());
     machines->push_back(std::move(machine));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SelectConditions(pqxx::connection& conn, const std::vector<std::string>& fingerprints,
+                              std::vector<v1::MachineConditions>* conditions) {
+  pqxx::nontransaction tx(conn);
+  const pqxx::result rows = tx.exec_params(kSelectConditionsSql, JsonStringArray(fingerprints));
+  for (const auto& row : rows) {
+    v1::MachineConditions c;
+    absl::Status parsed = JsonToMessage(row[1].c_str(), &c, /*ignore_unknown_fields=*/true);
+    if (!parsed.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("conditions ", row[0].c_str(), " are unreadable: ", parsed.message()));
+    }
+    c.set_fingerprint(row[0].c_str());
+    conditions->push_back(std::move(c));
   }
   return absl::OkStatus();
 }

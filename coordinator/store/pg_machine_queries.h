@@ -24,6 +24,10 @@ absl::Status TouchMachineRow(pqxx::connection& conn, const std::string& agent_id
 absl::Status SelectMachines(pqxx::connection& conn, const std::map<std::string, std::string>& labels,
                             std::vector<v1::Machine>* machines);
 
+// Appends the conditions of the known `fingerprints`, ordered by fingerprint.
+absl::Status SelectConditions(pqxx::connection& conn, const std::vector<std::string>& fingerprints,
+                              std::vector<v1::MachineConditions>* conditions);
+
 // Returns the time of a "microseconds since the epoch" column value.
 google::protobuf::Timestamp TimestampFromMicros(int64_t micros);
 

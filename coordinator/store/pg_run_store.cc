@@ -54,6 +54,16 @@ class PgRunStore : public RunStore {
     return machines;
   }
 
+  absl::StatusOr<std::vector<v1::MachineConditions>> GetConditions(
+      const std::vector<std::string>& fingerprints) override {
+    std::vector<v1::MachineConditions> conditions;
+    absl::Status status = pool_.Run("reading conditions", [&](pqxx::connection& c) {
+      return SelectConditions(c, fingerprints, &conditions);
+    });
+    if (!status.ok()) return status;
+    return conditions;
+  }
+
  private:
   PgConnectionPool pool_;
   std::mutex write_mu_;

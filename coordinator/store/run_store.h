@@ -102,6 +102,11 @@ class RunStore {
   // false (the store does not know about streams).
   virtual absl::StatusOr<std::vector<v1::Machine>> ListMachines(
       const std::map<std::string, std::string>& labels) = 0;
+
+  // Returns the conditions recorded under each known fingerprint (the `conditions` table: every
+  // set a machine ever reported), ordered by fingerprint; unknown fingerprints are left out.
+  virtual absl::StatusOr<std::vector<v1::MachineConditions>> GetConditions(
+      const std::vector<std::string>& fingerprints) = 0;
 };
 
 }  // namespace benchfleet::coordinator

@@ -166,6 +166,10 @@ struct TaskThreshold {
   std::string task;
   std::string item;
   bool reference_is_dedicated_gpu = false;  // false: the fastest setting stands in (the guide says so)
+  // The formulas' x2, cited in the arithmetic: hours_per_day (target source, once per task) and the
+  // interactive use's min_items_per_second (the verdicts' target source) when there is one.
+  Figure hours_per_day;
+  std::optional<Figure> per_user;
   Capacity reference;
   struct Other {
     Capacity capacity;

@@ -1,1 +1,140 @@
-// (being written)
+// Section 1 of the guide: the conditions of every series (SummarizeSeries in guide_model.h).
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "synthesis/analysis/guide_model.h"
+
+namespace benchfleet::synthesis {
+namespace {
+
+std::string MatrixString(const v1::RunRecord& r) {
+  std::map<std::string, std::string> sorted(r.matrix().begin(), r.matrix().end());
+  std::string out;
+  for (const auto& [k, v] : sorted) out += (out.empty() ? "" : ";") + k + "=" + v;
+  return out;
+}
+
+// Same run order as the table (start_time, call_index, run_id), so the count sources list their
+// runs alike whatever the input order.
+bool RunBefore(const v1::RunRecord* a, const v1::RunRecord* b) {
+  return std::make_tuple(a->start_time().seconds(), a->start_time().nanos(), a->call_index(), a->run_id()) <
+         std::make_tuple(b->start_time().seconds(), b->start_time().nanos(), b->call_index(), b->run_id());
+}
+
+// RFC 3339 in UTC with "Z", fractional seconds only when non-zero ("2026-03-01T10:00:00Z").
+std::string Rfc3339Utc(const google::protobuf::Timestamp& t) {
+  absl::Time time = absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", time, absl::UTCTimeZone());
+}
+
+// The series key of a record: its conditions fingerprint, else the imported file's path, else ""
+// (a live record without fingerprint: its series is then told apart by machine alone).
+std::string SeriesKeyOf(const v1::RunRecord& r) {
+  if (!r.conditions_fingerprint().empty()) return r.conditions_fingerprint();
+  if (r.provenance().kind() == v1::Provenance::KIND_FILE) return r.provenance().file();
+  return "";
+}
+
+SeriesConditions Summarize(const std::string& key, const std::string& machine,
+                           std::vector<const v1::RunRecord*> runs, const GuideContext& context,
+                           Analysis* analysis) {
+  std::sort(runs.begin(), runs.end(), RunBefore);
+  SeriesConditions s;
+  s.key = key;
+  s.fingerprint = runs.front()->conditions_fingerprint();
+  s.machine = machine;
+  auto cls = context.class_of_machine.find(machine);
+  s.machine_class = cls != context.class_of_machine.end() ? cls->second : machine;
+  if (!s.fingerprint.empty()) {
+    auto c = context.conditions.find(s.fingerprint);
+    if (c != context.conditions.end()) s.conditions = c->second;
+  }
+
+  std::set<std::string> series_ids, tasks, backends, matrices;
+  std::vector<std::string> ids, provenance, ok_ids, ok_provenance;
+  const google::protobuf::Timestamp* first = nullptr;
+  const google::protobuf::Timestamp* last = nullptr;
+  auto earlier = [](const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
+    return std::make_pair(a.seconds(), a.nanos()) < std::make_pair(b.seconds(), b.nanos());
+  };
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const v1::RunRecord& r = *runs[i];
+    if (!r.series_id().empty()) series_ids.insert(r.series_id());
+    if (!r.task().empty()) tasks.insert(r.task());
+    if (!r.backend().empty()) backends.insert(r.backend());
+    std::string matrix = MatrixString(r);
+    if (!matrix.empty()) matrices.insert(matrix);
+    ids.push_back(r.run_id());
+    provenance.push_back(ProvenanceOf(r));
+    if (r.status().code() == v1::RunStatus::CODE_OK) {
+      ok_ids.push_back(r.run_id());
+      ok_provenance.push_back(ProvenanceOf(r));
+    }
+    s.simulated = s.simulated || r.simulated();
+    if (r.has_start_time()) {
+      if (first == nullptr || earlier(r.start_time(), *first)) first = &r.start_time();
+      if (last == nullptr || earlier(*last, r.start_time())) last = &r.start_time();
+    }
+    // Settings: the params of the first record, narrowed to those every later record repeats.
+    if (i == 0) {
+      s.settings.insert(r.params().begin(), r.params().end());
+    } else {
+      std::erase_if(s.settings, [&r](const auto& kv) {
+        auto it = r.params().find(kv.first);
+        return it == r.params().end() || it->second != kv.second;
+      });
+    }
+  }
+  s.series_ids.assign(series_ids.begin(), series_ids.end());
+  s.tasks.assign(tasks.begin(), tasks.end());
+  s.backends.assign(backends.begin(), backends.end());
+  s.matrix_values.assign(matrices.begin(), matrices.end());
+  if (first != nullptr) s.first_start = Rfc3339Utc(*first);
+  if (last != nullptr) s.last_start = Rfc3339Utc(*last);
+  const double n = static_cast<double>(ids.size());
+  const double n_ok = static_cast<double>(ok_ids.size());
+  s.runs = Figure{n, "runs", analysis->sources.AddCount(std::move(ids), std::move(provenance))};
+  s.ok_runs = Figure{n_ok, "runs", analysis->sources.AddCount(std::move(ok_ids), std::move(ok_provenance))};
+  return s;
+}
+
+}  // namespace
+
+std::vector<SeriesConditions> SummarizeSeries(const std::vector<v1::RunRecord>& records,
+                                              const GuideContext& context, const MachineOf& machine_of,
+                                              Analysis* analysis) {
+  // One series per (key, machine): an imported file may hold the runs of several machines (a
+  // generic CSV's "machine" column), and a series names one machine.
+  std::map<std::pair<std::string, std::string>, std::vector<const v1::RunRecord*>> groups;
+  for (const auto& r : records) groups[{SeriesKeyOf(r), machine_of(r)}].push_back(&r);
+
+  struct Pending {
+    std::string machine;
+    std::pair<int64_t, int32_t> first_start;  // numeric: RFC 3339 text with fractions does not sort
+    std::string key;
+    const std::vector<const v1::RunRecord*>* runs;
+  };
+  std::vector<Pending> order;
+  for (const auto& [key_machine, runs] : groups) {
+    const v1::RunRecord* first = *std::min_element(runs.begin(), runs.end(), RunBefore);
+    order.push_back(Pending{key_machine.second, {first->start_time().seconds(), first->start_time().nanos()},
+                            key_machine.first, &runs});
+  }
+  // By machine, then first start, then key; the sources are added in this order (deterministic ids).
+  std::sort(order.begin(), order.end(), [](const Pending& a, const Pending& b) {
+    return std::tie(a.machine, a.first_start, a.key) < std::tie(b.machine, b.first_start, b.key);
+  });
+
+  std::vector<SeriesConditions> out;
+  for (const Pending& p : order) out.push_back(Summarize(p.key, p.machine, *p.runs, context, analysis));
+  return out;
+}
+
+}  // namespace benchfleet::synthesis

@@ -30,17 +30,9 @@ std::string SourceTable::AddTarget(double value, std::string file_line) {
 
 Figure SourceTable::AddFormula(std::string formula, std::vector<double> inputs, std::vector<std::string> input_refs,
                                double value, std::string unit) {
-  std::vector<std::string> run_ids, provenance;
-  for (const auto& ref : input_refs) {
-    const Source* s = Find(ref);
-    if (s == nullptr) continue;  // a targets-file FILE:LINE
-    for (size_t i = 0; i < s->run_ids.size(); ++i) {
-      if (std::find(run_ids.begin(), run_ids.end(), s->run_ids[i]) != run_ids.end()) continue;
-      run_ids.push_back(s->run_ids[i]);
-      provenance.push_back(i < s->provenance.size() ? s->provenance[i] : "unknown");
-    }
-  }
-  std::string id = Add("formula", std::move(run_ids), std::move(provenance), std::move(inputs));
+  // The runs behind a formula are those of the sources it names (input_refs): copying their run
+  // ids here would repeat a whole cell's runs in every derived figure (gigabytes at a million runs).
+  std::string id = Add("formula", {}, {}, std::move(inputs));
   sources_.back().formula = std::move(formula);
   sources_.back().input_refs = std::move(input_refs);
   return Figure{value, std::move(unit), id};

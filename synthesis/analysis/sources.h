@@ -16,8 +16,8 @@ namespace benchfleet::synthesis {
 //   count: the number of run_ids (inputs empty);
 //   target: a figure the user set in a targets file: inputs[0], from input_refs[0] ("FILE:LINE");
 //   formula: `formula` over x1..xn = inputs[0..n-1], each taken from the source input_refs[i]
-//     ("S12"; a user's target is a "target" source); run_ids/provenance are then the union of the runs behind
-//     the referenced sources, in first-seen order. Formulas use + - * / ( ), decimal literals
+//     ("S12"; a user's target is a "target" source); run_ids and provenance stay empty: the runs are
+//     those of the sources it names, followed through input_refs. Formulas use + - * / ( ), decimal literals
 //     (unit conversions such as 3600 or 1000000) and x1..xn only.
 struct Source {
   std::string id;         // "S1", "S2", ... in the order of the deterministic walk
@@ -45,8 +45,7 @@ class SourceTable {
   // Appends a "target" source: `value` set by the user at `file_line` ("targets.yaml:12").
   std::string AddTarget(double value, std::string file_line);
   // Appends a "formula" source. `value` is computed by the caller with C++ arithmetic; the test of
-  // the guide recomputes it from `formula` and `inputs` by its own evaluator. run_ids/provenance are
-  // gathered from the sources named in `input_refs`.
+  // the guide recomputes it from `formula` and `inputs` by its own evaluator.
   Figure AddFormula(std::string formula, std::vector<double> inputs, std::vector<std::string> input_refs,
                     double value, std::string unit);
   // Returns the source with `id`, or nullptr.

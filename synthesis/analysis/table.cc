@@ -111,7 +111,15 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
           ExcludedRun{r->run_id(), r->call_index(), "MISSING_METRIC", "no " + cell.metric, std::nullopt});
       continue;
     }
-    cell.runs.push_back(RunFigure{r->run_id(), r->call_index(), *figure});
+    // The duration chart's figure: the cell's own when its metric is wall time, else the run's own
+    // "value" source, added right after its figure's so the ids stay deterministic.
+    std::optional<Figure> wall;
+    if (cell.metric == "wall_seconds") {
+      wall = *figure;
+    } else if (std::optional<double> seconds = MetricOf(*r, "wall_seconds")) {
+      wall = Figure{*seconds, "s", table->Add("value", {r->run_id()}, {ProvenanceOf(*r)}, {*seconds})};
+    }
+    cell.runs.push_back(RunFigure{r->run_id(), r->call_index(), *figure, wall});
     accepted.push_back(r);
     accepted_provenance.push_back(ProvenanceOf(*r));
   }
@@ -131,6 +139,16 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
       cell.q3 = Derived(table, "q3", Quantile(sorted, 0.75), cell.unit, cell.runs, accepted_provenance);
       cell.distribution_only = true;
     }
+  }
+
+  if (!cell.excluded.empty()) {
+    std::vector<std::string> ids, provenance;
+    for (const auto& e : cell.excluded) {
+      ids.push_back(e.run_id);
+      auto it = std::find_if(runs.begin(), runs.end(), [&](const v1::RunRecord* r) { return r->run_id() == e.run_id; });
+      provenance.push_back(it != runs.end() ? ProvenanceOf(**it) : "unknown");
+    }
+    cell.excluded_count = Figure{static_cast<double>(ids.size()), "runs", table->AddCount(ids, provenance)};
   }
 
   // Memory: max per (kind, scope) over accepted runs; the first run (in run order) at the max wins.

@@ -65,6 +65,7 @@ struct Cell {
   std::string unit;
   std::vector<RunFigure> runs;  // accepted runs, run order (start_time, call_index, run_id)
   std::vector<ExcludedRun> excluded;
+  std::optional<Figure> excluded_count;  // a "count" source, when any run is excluded
   std::optional<Figure> min, max;    // >= 1 accepted run
   std::optional<Figure> median;      // >= 5 accepted runs
   std::optional<Figure> q1, q3;      // > 20 accepted runs

@@ -38,6 +38,7 @@ std::string MdCell(std::string_view text) {
 }
 
 std::string Code(std::string_view text) {
+  if (text.empty()) return "—";  // an empty code span cannot be written in Markdown
   std::string inner;
   for (char c : text) {
     if (c == '`') {
@@ -69,6 +70,8 @@ std::string XmlEscape(std::string_view text) {
 }
 
 std::string Ref(const Figure& f, Lang lang) { return FormatNumber(f.value, lang) + " [" + f.source_id + "]"; }
+
+std::string RefCount(const Figure& f) { return Fixed(f.value, 0) + " [" + f.source_id + "]"; }
 
 std::string Fill(std::string_view tmpl, const std::vector<std::pair<std::string, std::string>>& values) {
   std::string out(tmpl);

@@ -21,7 +21,8 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 std::string MdCell(std::string_view text);
 
 // Inline code span holding verbatim text (identifiers, versions, dates, record text): backticks
-// inside are replaced by "'", newlines by spaces. The guide's number test ignores code spans.
+// inside are replaced by "'", newlines by spaces; empty text gives "—". The guide's number test
+// ignores code spans.
 std::string Code(std::string_view text);
 
 // XML/HTML escaping of text and attribute values (& < > "); newlines and tabs become spaces.
@@ -30,6 +31,9 @@ std::string XmlEscape(std::string_view text);
 // "52.9 [S3]": FormatNumber(f.value, lang) then the source id. Every figure of the guide is
 // printed this way.
 std::string Ref(const Figure& f, Lang lang);
+
+// "5 [S7]": a count (a "count" source, or any whole number of runs) as a whole number.
+std::string RefCount(const Figure& f);
 
 // Replaces "{name}" placeholders of a catalogue template by `values` (missing names stay as is).
 std::string Fill(std::string_view tmpl, const std::vector<std::pair<std::string, std::string>>& values);

@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "benchfleet/v1/record.pb.h"
+
 namespace benchfleet::synthesis {
 
 struct Messages {
@@ -13,6 +15,9 @@ struct Messages {
   std::string_view simulated_note;   // warning paragraph when simulated
   std::string_view sources_note;     // how to read [S..] and sources.csv
   std::string_view numbers_note;     // the number rule
+  std::string_view newest_record;    // "Newest record:" (followed by its start time)
+  std::string_view skipped_section;  // "Inputs skipped"
+  std::string_view skipped_none;     // "None: every input was read."
   std::string_view table_section;    // "Synthesis table"
   std::string_view task;             // "Task"
   std::string_view chart_alt;        // alt text of the chart link
@@ -31,10 +36,48 @@ struct Messages {
   std::string_view chart_desc;       // description prefix
   std::string_view x_axis;           // "Call index"
   std::string_view legend_warm, legend_cold, legend_other;
+  // Section 1, conditions of every series (render_conditions.cc).
+  std::string_view cond_section;     // "Conditions"
+  std::string_view cond_intro;       // what one series is
+  std::string_view cond_none;        // no series
+  std::string_view cond_machine, cond_class, cond_os, cond_kernel, cond_architecture, cond_cpu, cond_cores,
+      cond_memory, cond_accelerator, cond_vendor, cond_driver, cond_accel_memory, cond_backend_versions,
+      cond_agent_version, cond_series_ids, cond_tasks, cond_backends, cond_settings, cond_matrix, cond_dates,
+      cond_runs, cond_ok_runs, cond_fingerprint, cond_file;
+  std::string_view cond_unknown;     // no conditions.json for the series
+  // Memory per kind under each task's table (render.cc). One wording per kind: process memory is
+  // never called GPU memory.
+  std::string_view mem_heading;      // "Memory"
+  std::string_view mem_note;         // peak per kind and scope over the accepted runs
+  std::string_view mem_bytes;        // unit after a byte figure: "B" / "octets"
+  std::string_view mem_kind_unspecified, mem_kind_process_peak_rss, mem_kind_process_footprint,
+      mem_kind_device_used, mem_kind_device_buffer, mem_kind_container_peak, mem_kind_host_buffer;
+  // Duration and memory charts (charts.cc).
+  std::string_view duration_title;   // "Duration of each run"
+  std::string_view duration_desc;
+  std::string_view duration_y_axis;  // "Wall time (s)"
+  std::string_view memory_title;     // "Peak memory by kind"
+  std::string_view memory_desc;
+  std::string_view memory_panel_device, memory_panel_host;
+  std::string_view gib;              // "GiB" / "Gio"
 };
 
 const Messages& MessagesFr();
 const Messages& MessagesEn();
+
+// The catalogue's wording of a memory kind (mem_kind_*): each kind has its own, so process or host
+// memory never reads as accelerator memory.
+inline std::string_view MemoryKindWording(const Messages& m, v1::MemoryKind kind) {
+  switch (kind) {
+    case v1::MEMORY_KIND_PROCESS_PEAK_RSS: return m.mem_kind_process_peak_rss;
+    case v1::MEMORY_KIND_PROCESS_FOOTPRINT: return m.mem_kind_process_footprint;
+    case v1::MEMORY_KIND_DEVICE_USED: return m.mem_kind_device_used;
+    case v1::MEMORY_KIND_DEVICE_BUFFER: return m.mem_kind_device_buffer;
+    case v1::MEMORY_KIND_CONTAINER_PEAK: return m.mem_kind_container_peak;
+    case v1::MEMORY_KIND_HOST_BUFFER: return m.mem_kind_host_buffer;
+    default: return m.mem_kind_unspecified;
+  }
+}
 
 }  // namespace benchfleet::synthesis
 

@@ -10,11 +10,15 @@ const Messages& MessagesFr() {
                         "pas un matériel réel.",
       .sources_note = "Chaque chiffre est suivi de l'identifiant de sa source, par ex. `[S3]`. Le fichier "
                       "`sources.csv` liste chaque source : ses exécutions, leur provenance (fichier:ligne pour les "
-                      "fichiers importés) et, pour un chiffre dérivé, l'opération (min, max, médiane, q1, q3) et "
+                      "fichiers importés) et, pour un chiffre dérivé, l'opération (min, max, médiane, `q1`, `q3`, décompte, cible, ou formule sur d'autres sources) et "
                       "ses entrées.",
-      .numbers_note = "Nombres : 3 chiffres significatifs (la partie entière toujours gardée), virgule décimale. "
-                      "La médiane apparaît à partir de 5 exécutions retenues ; au-delà de 20, "
-                      "min/q1/médiane/q3/max remplacent la liste.",
+      .numbers_note = "Nombres : `3` chiffres significatifs (la partie entière toujours gardée), virgule décimale. "
+                      "La médiane apparaît à partir de `5` exécutions retenues ; au-delà de `20`, "
+                      "min/`q1`/médiane/`q3`/max remplacent la liste. Les exécutions servies par un cache et celles en "
+                      "échec sont listées mais n'entrent dans aucun chiffre.",
+      .newest_record = "Enregistrement le plus récent utilisé : démarré le",
+      .skipped_section = "Entrées ignorées",
+      .skipped_none = "Aucune : toutes les entrées ont été lues.",
       .table_section = "Tableau de synthèse",
       .task = "Tâche",
       .chart_alt = "Chiffre par rang d'appel",
@@ -30,9 +34,9 @@ const Messages& MessagesFr() {
       .col_excluded = "Exécutions exclues",
       .distribution = "distribution",
       .dist_min = "min",
-      .dist_q1 = "q1",
+      .dist_q1 = "`q1`",
       .dist_median = "médiane",
-      .dist_q3 = "q3",
+      .dist_q3 = "`q3`",
       .dist_max = "max",
       .none_value = "—",
       .phase_validation = "validation",
@@ -54,6 +58,59 @@ const Messages& MessagesFr() {
       .legend_warm = "à chaud",
       .legend_cold = "à froid",
       .legend_other = "autre",
+      .cond_section = "Conditions des séries",
+      .cond_intro = "Une entrée par série : les exécutions qui partagent une empreinte de conditions (mesures en "
+                    "direct), ou celles d'un fichier importé sur une machine. Versions, dates et tailles sont "
+                    "citées telles qu'enregistrées.",
+      .cond_none = "Aucune série.",
+      .cond_machine = "Machine",
+      .cond_class = "classe",
+      .cond_os = "Système d'exploitation",
+      .cond_kernel = "noyau",
+      .cond_architecture = "architecture",
+      .cond_cpu = "Processeur",
+      .cond_cores = "cœurs logiques",
+      .cond_memory = "Mémoire de l'hôte",
+      .cond_accelerator = "Accélérateur",
+      .cond_vendor = "fabricant",
+      .cond_driver = "pilote",
+      .cond_accel_memory = "mémoire de l'accélérateur",
+      .cond_backend_versions = "Versions des moteurs",
+      .cond_agent_version = "Version de l'agent",
+      .cond_series_ids = "Identifiants de série",
+      .cond_tasks = "Tâches",
+      .cond_backends = "Moteurs",
+      .cond_settings = "Réglages communs à toutes les exécutions",
+      .cond_matrix = "Combinaisons de la matrice",
+      .cond_dates = "Premier et dernier démarrage (UTC)",
+      .cond_runs = "Exécutions",
+      .cond_ok_runs = "Exécutions réussies",
+      .cond_fingerprint = "Empreinte des conditions",
+      .cond_file = "Fichier importé",
+      .cond_unknown = "Conditions de la machine inconnues (pas de conditions.json pour cette série).",
+      .mem_heading = "Mémoire",
+      .mem_note = "pic par nature et par portée sur les exécutions retenues ; chaque nature est une mesure distincte",
+      .mem_bytes = "octets",
+      .mem_kind_unspecified = "mémoire de nature non précisée",
+      .mem_kind_process_peak_rss = "pic de RSS du processus (mémoire hôte)",
+      .mem_kind_process_footprint = "empreinte du processus (mémoire hôte, macOS)",
+      .mem_kind_device_used = "mémoire de l'accélérateur occupée (appareil entier)",
+      .mem_kind_device_buffer = "tampon sur l'accélérateur déclaré par le moteur",
+      .mem_kind_container_peak = "pic mémoire du conteneur (hôte)",
+      .mem_kind_host_buffer = "tampon en mémoire hôte déclaré par le moteur",
+      .duration_title = "Durée de chaque exécution",
+      .duration_desc = "Une colonne par cellule (machine, moteur, mode, matrice, phase) : la durée mesurée de chaque "
+                       "exécution retenue, en point, décalé sur le côté pour qu'aucun n'en cache un autre. Cercles : "
+                       "à chaud ; carrés : à froid ; triangles : autres phases. Les exécutions exclues (cache, "
+                       "échecs) ne sont pas tracées.",
+      .duration_y_axis = "Durée mesurée (s)",
+      .memory_title = "Pic mémoire par nature",
+      .memory_desc = "Pic mémoire de chaque cellule par nature et par portée, en Gio. La mémoire de l'accélérateur "
+                     "et la mémoire hôte (processus, conteneurs, tampons hôte) sont tracées dans deux panneaux "
+                     "distincts, chacun avec son axe.",
+      .memory_panel_device = "Mémoire de l'accélérateur",
+      .memory_panel_host = "Mémoire hôte (processus, conteneurs, tampons hôte)",
+      .gib = "Gio",
   };
   return m;
 }

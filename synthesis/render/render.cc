@@ -11,6 +11,7 @@
 
 #include "synthesis/render/messages.h"
 #include "synthesis/render/inline_text.h"
+#include "synthesis/render/sections.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -38,6 +39,11 @@ std::string KeyLabel(const CellKey& key, const Messages& m) {
   return Join(parts, " / ");
 }
 
+bool HasMemory(const Analysis& a, const std::string& task) {
+  return std::any_of(a.cells.begin(), a.cells.end(),
+                     [&task](const Cell& c) { return c.key.task == task && !c.memory.empty(); });
+}
+
 std::string Title(const Analysis& a, const Messages& m) {
   std::string t(m.title);
   if (a.simulated) t += " (" + std::string(m.simulated) + ")";
@@ -47,6 +53,12 @@ std::string Title(const Analysis& a, const Messages& m) {
 void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Messages& m, std::string& out) {
   out += "### " + std::string(m.task) + " `" + task + "`\n\n";
   out += "![" + std::string(m.chart_alt) + " — " + MdCell(task) + "](" + ChartFileName(task, lang) + ")\n\n";
+  out += "![" + std::string(m.duration_title) + " — " + MdCell(task) + "](" + DurationChartFileName(task, lang) +
+         ")\n\n";
+  if (HasMemory(a, task)) {
+    out += "![" + std::string(m.memory_title) + " — " + MdCell(task) + "](" + MemoryChartFileName(task, lang) +
+           ")\n\n";
+  }
   out += "| " + Join({std::string(m.col_machine), std::string(m.col_backend), std::string(m.col_mode),
                       std::string(m.col_matrix), std::string(m.col_phase), std::string(m.col_metric),
                       std::string(m.col_runs), std::string(m.col_range), std::string(m.col_median),
@@ -70,14 +82,30 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
     std::string range = c.min && c.max ? Ref(*c.min, lang) + " – " + Ref(*c.max, lang) : std::string(m.none_value);
     std::string median = c.median ? Ref(*c.median, lang) : std::string(m.none_value);
     std::string metric = c.metric + (c.unit.empty() ? "" : " (" + c.unit + ")");
-    out += "| " + Join({MdCell(OrNone(c.key.machine, m)), MdCell(OrNone(c.key.backend, m)),
-                        MdCell(OrNone(c.key.mode, m)), MdCell(OrNone(c.key.matrix, m)),
-                        std::string(PhaseName(c.key.phase, m)), MdCell(metric), values, range, median,
-                        std::to_string(c.excluded.size())},
+    auto ident = [&m](const std::string& text) { return text.empty() ? std::string(m.none_value) : Code(text); };
+    out += "| " + Join({ident(c.key.machine), ident(c.key.backend), ident(c.key.mode), ident(c.key.matrix),
+                        std::string(PhaseName(c.key.phase, m)), Code(metric), values, range, median,
+                        c.excluded_count ? RefCount(*c.excluded_count) : std::string(m.none_value)},
                        " | ") +
            " |\n";
   }
   out += "\n";
+  // Memory per cell and kind, under the table: the kind's own wording, its scope and the record's
+  // measuring method verbatim; the byte figure is the source's own (no unit conversion, so the
+  // number test recomputes it as is).
+  std::string memory;
+  for (const Cell& c : a.cells) {
+    if (c.key.task != task || c.memory.empty()) continue;
+    memory += "- " + Code(KeyLabel(c.key, m)) + "\n";
+    for (const MemoryEntry& e : c.memory) {
+      memory += "  - " + std::string(MemoryKindWording(m, e.kind)) + (e.scope.empty() ? "" : ", " + Code(e.scope)) +
+                (lang == Lang::kFr ? " : " : ": ") + Ref(e.bytes, lang) + " " + std::string(m.mem_bytes) +
+                (e.source.empty() ? "" : " — " + Code(e.source)) + "\n";
+    }
+  }
+  if (!memory.empty()) {
+    out += "**" + std::string(m.mem_heading) + "** (" + std::string(m.mem_note) + ")\n\n" + memory + "\n";
+  }
 }
 
 enum class TrapKind { kCache, kDrop, kFailed, kOther };
@@ -99,9 +127,9 @@ void RenderTraps(const Analysis& a, const Messages& m, std::string& out) {
     std::string lines;
     for (const Trap& t : a.traps) {
       if (KindOf(t) != kind) continue;
-      lines += "- `" + MdCell(t.key.task) + "` — " + MdCell(KeyLabel(t.key, m)) + " — " + std::string(m.run) +
-               " `" + MdCell(t.run_id) + "` (" + std::string(m.call) + " " + std::to_string(t.call_index) +
-               ") — " + t.code + (t.reason.empty() ? "" : ": " + MdCell(t.reason)) + "\n";
+      lines += "- " + Code(t.key.task) + " — " + Code(KeyLabel(t.key, m)) + " — " + std::string(m.run) + " " +
+               Code(t.run_id) + " (" + std::string(m.call) + " " + Code(std::to_string(t.call_index)) + ") — " +
+               Code(t.code) + (t.reason.empty() ? "" : ": " + Code(t.reason)) + "\n";
     }
     if (kind == TrapKind::kOther && lines.empty()) continue;
     out += "### " + std::string(heading) + "\n\n" + (lines.empty() ? std::string(m.no_trap) + "\n" : lines) + "\n";
@@ -195,6 +223,32 @@ std::string RenderMarkdown(const Analysis& analysis, Lang lang) {
   out += "## " + std::string(m.table_section) + "\n\n";
   for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, out);
   RenderTraps(analysis, m, out);
+  return out;
+}
+
+std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& model,
+                                const std::vector<std::string>& skipped, Lang lang) {
+  const Messages& m = Msg(lang);
+  std::string out = "# " + Title(analysis, m) + "\n\n";
+  if (analysis.simulated) out += std::string(m.simulated_note) + "\n\n";
+  std::string newest;
+  for (const auto& s : model.series) newest = std::max(newest, s.last_start);
+  if (!newest.empty()) out += std::string(m.newest_record) + " " + Code(newest) + ".\n\n";
+  out += std::string(m.sources_note) + "\n\n" + std::string(m.numbers_note) + "\n\n";
+  RenderConditionsSection(model, lang, out);
+  out += "## " + std::string(m.table_section) + "\n\n";
+  for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, out);
+  RenderTraps(analysis, m, out);
+  RenderVerdictsSection(model, lang, out);
+  RenderThresholdsSection(model, lang, out);
+  RenderCostSection(model, lang, out);
+  RenderRulesSection(model, lang, out);
+  out += "## " + std::string(m.skipped_section) + "\n\n";
+  if (skipped.empty()) {
+    out += std::string(m.skipped_none) + "\n";
+  } else {
+    for (const auto& line : skipped) out += "- " + Code(line) + "\n";
+  }
   return out;
 }
 

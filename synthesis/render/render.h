@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "synthesis/analysis/guide_model.h"
 #include "synthesis/analysis/table.h"
 
 namespace benchfleet::synthesis {
@@ -40,6 +41,13 @@ std::vector<std::string> TasksOf(const Analysis& analysis);
 // The guide in Markdown: title (SIMULATED when analysis.simulated), how to read figures and
 // sources, the synthesis table per task (linking ChartFileName(task, lang)), and the traps.
 std::string RenderMarkdown(const Analysis& analysis, Lang lang);
+
+// The whole guide: title (SIMULATED when any record is), the newest record's start time (the only
+// time printed), how to read figures, then 1. conditions, 2. synthesis table with its charts and
+// memory, 3. traps, 4. verdicts, 5. thresholds, 6. cost, 7. rules, and the inputs skipped
+// (`skipped`: "PATH:LINE: reason" lines).
+std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& model,
+                                const std::vector<std::string>& skipped, Lang lang);
 
 // A self-contained SVG (viewBox 0 0 800 H, H = 400 + 16 per cell for the legend): each cell of `task` as a polyline over its
 // accepted runs' figure per call index, circles for warm, squares for cold, triangles for other

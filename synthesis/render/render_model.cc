@@ -1,1 +1,300 @@
-// (being written)
+// Sections 4 to 7 of the guide (sections.h): verdicts, thresholds, cost and rules, from the
+// GuideModel. Every figure is printed with Ref(); every verbatim identifier (task, class, setting,
+// record text) in a Code() span, and so are the formulas' unit conversions (3600 s/h, one million),
+// so the guide's number test finds no digit without a source. Wording: messages_model.cc.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "synthesis/render/inline_text.h"
+#include "synthesis/render/messages_model.h"
+#include "synthesis/render/sections.h"
+
+namespace benchfleet::synthesis {
+namespace {
+
+// The unit conversions of guide_model.cc's formulas ("x1 * 3600 * x2", "... * 1000000"), shown in
+// the arithmetic as the constants they are.
+constexpr std::string_view kSecondsPerHourText = "3600";
+constexpr std::string_view kMillionText = "1000000";
+
+using Values = std::vector<std::pair<std::string, std::string>>;
+
+const ModelMessages& Msg(Lang lang) { return lang == Lang::kFr ? ModelMessagesFr() : ModelMessagesEn(); }
+
+std::string S(std::string_view v) { return std::string(v); }
+
+bool HasDigit(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Verbatim text from the targets or the records shown as a word (a use name, a currency, a unit):
+// plain when it holds no digit, else a code span.
+std::string Word(std::string_view text) { return HasDigit(text) ? Code(text) : MdCell(text); }
+
+std::string CodeOrNone(const std::string& text, const ModelMessages& m) {
+  return text.empty() ? S(m.no_mark) : Code(text);
+}
+
+std::string ItemWord(const std::string& item, bool plural, const ModelMessages& m) {
+  if (item == "image") return S(plural ? m.images : m.image);
+  if (item == "token") return S(plural ? m.tokens : m.token);
+  if (item == "request") return S(plural ? m.requests : m.request);
+  if (item == "run") return S(plural ? m.runs : m.run);
+  return Word(item);
+}
+
+std::string JoinNonEmpty(const std::vector<std::string>& parts) {
+  std::vector<std::string> kept;
+  for (const std::string& p : parts) {
+    if (!p.empty()) kept.push_back(p);
+  }
+  return Join(kept, " / ");
+}
+
+// A setting as one code span: machine / backend / mode / matrix (empty parts left out).
+std::string Setting(const CellKey& key, const ModelMessages& m) {
+  return CodeOrNone(JoinNonEmpty({key.machine, key.backend, key.mode, key.matrix}), m);
+}
+
+std::string FigureWithUnit(const Figure& f, Lang lang) {
+  return f.unit.empty() ? Ref(f, lang) : Ref(f, lang) + " " + Word(f.unit);
+}
+
+std::string Heading(std::string_view text) { return "## " + S(text) + "\n\n"; }
+
+std::string TaskHeading(const std::string& task, const ModelMessages& m) {
+  return "### " + Fill(m.task_heading, {{"task", Code(task)}}) + "\n\n";
+}
+
+void RenderTaskTargets(const TaskVerdicts& tv, Lang lang, const ModelMessages& m, std::string& out) {
+  if (tv.targets == nullptr) {
+    out += S(m.no_targets) + "\n\n";
+    return;
+  }
+  out += Fill(m.task_entry, {{"match", Code(tv.targets->match)}, {"item", ItemWord(tv.item, false, m)}}) + "\n\n";
+  // The target figures are sources only once a setting cites them.
+  if (tv.cells.empty()) return;
+  const CellVerdict& first = tv.cells.front();
+  for (size_t i = 0; i < tv.targets->uses.size() && i < first.uses.size(); ++i) {
+    const UseTarget& use = tv.targets->uses[i];
+    Values values = {{"target", Ref(first.uses[i].target, lang)},
+                     {"item", ItemWord(tv.item, false, m)},
+                     {"items", ItemWord(tv.item, true, m)},
+                     {"use", Word(use.name)}};
+    out += "- " + Fill(use.max_seconds_per_item ? m.use_max : m.use_min, values) +
+           (use.interactive ? S(m.use_interactive) : "") + "\n";
+  }
+  out += "\n";
+}
+
+void RenderVerdictTable(const TaskVerdicts& tv, Lang lang, const ModelMessages& m, std::string& out) {
+  std::vector<std::string> header = {S(m.col_class), S(m.col_setting), S(m.col_figure), S(m.col_basis),
+                                     Fill(m.col_seconds_per_item, {{"item", ItemWord(tv.item, false, m)}})};
+  if (tv.targets != nullptr) {
+    for (const UseTarget& use : tv.targets->uses) header.push_back(Word(use.name));
+  }
+  header.push_back(S(m.col_best));
+  out += "| " + Join(header, " | ") + " |\n|";
+  for (size_t i = 0; i < header.size(); ++i) out += "---|";
+  out += "\n";
+  for (const CellVerdict& v : tv.cells) {
+    std::vector<std::string> row = {Code(v.machine_class), Setting(v.key, m), FigureWithUnit(v.figure, lang),
+                                    S(v.basis == "median" ? m.basis_median : m.basis_worst_run),
+                                    Ref(v.seconds_per_item, lang)};
+    for (const UseVerdict& u : v.uses) row.push_back(S(u.ok ? m.use_ok : m.use_not_ok));
+    row.push_back(S(v.best_of_class ? m.best_mark : m.no_mark));
+    out += "| " + Join(row, " | ") + " |\n";
+  }
+  out += "\n";
+}
+
+void RenderClassSentences(const TaskVerdicts& tv, Lang lang, const ModelMessages& m, std::string& out) {
+  for (const CellVerdict& v : tv.cells) {
+    if (!v.best_of_class) continue;
+    std::vector<std::string> judgement;
+    for (const UseVerdict& u : v.uses) judgement.push_back(Fill(u.ok ? m.fine_for : m.not_for, {{"use", Word(u.use)}}));
+    Values values = {{"class", Code(v.machine_class)},
+                     {"setting", Setting(v.key, m)},
+                     {"seconds", Ref(v.seconds_per_item, lang)},
+                     {"item", ItemWord(tv.item, false, m)},
+                     {"judgement", Join(judgement, m.list_separator)}};
+    out += "- " + Fill(judgement.empty() ? m.class_sentence_no_target : m.class_sentence, values) + "\n";
+  }
+  out += "\n";
+}
+
+std::string CapacityText(const Capacity& c, const std::string& item, Lang lang, const ModelMessages& m,
+                         const Figure& hours) {
+  return Fill(m.capacity_line, {{"class", Code(c.machine_class)},
+                                {"setting", Setting(c.key, m)},
+                                {"ips", Ref(c.items_per_second, lang)},
+                                {"items", ItemWord(item, true, m)},
+                                {"k3600", Code(kSecondsPerHourText)},
+                                {"hours", Ref(hours, lang)},
+                                {"day", Ref(c.items_per_day, lang)}});
+}
+
+std::string UsersText(const Capacity& c, const std::string& item, Lang lang, const ModelMessages& m,
+                      const Figure& per_user) {
+  if (!c.concurrent_users) return "";
+  return Fill(m.users_part, {{"ips", Ref(c.items_per_second, lang)},
+                             {"items", ItemWord(item, true, m)},
+                             {"min", Ref(per_user, lang)},
+                             {"users", Ref(*c.concurrent_users, lang)}});
+}
+
+}  // namespace
+
+void RenderVerdictsSection(const GuideModel& model, Lang lang, std::string& out) {
+  const ModelMessages& m = Msg(lang);
+  out += Heading(m.verdicts_section);
+  if (model.targets != nullptr) out += Fill(m.targets_used, {{"file", Code(model.targets->path)}}) + "\n\n";
+  out += S(m.figure_rule) + "\n\n";
+  for (const TaskVerdicts& tv : model.verdicts) {
+    out += TaskHeading(tv.task, m);
+    RenderTaskTargets(tv, lang, m, out);
+    if (tv.cells.empty()) {
+      out += S(m.no_warm_cell) + "\n\n";
+      continue;
+    }
+    RenderVerdictTable(tv, lang, m, out);
+    RenderClassSentences(tv, lang, m, out);
+  }
+}
+
+void RenderThresholdsSection(const GuideModel& model, Lang lang, std::string& out) {
+  const ModelMessages& m = Msg(lang);
+  out += Heading(m.thresholds_section);
+  out += Fill(m.thresholds_intro, {{"k3600", Code(kSecondsPerHourText)}}) + "\n\n";
+  if (model.thresholds.empty()) {
+    out += S(m.no_threshold) + "\n\n";
+    return;
+  }
+  for (const TaskThreshold& th : model.thresholds) {
+    out += TaskHeading(th.task, m);
+    const Capacity& ref = th.reference;
+    out += Fill(th.reference_is_dedicated_gpu ? m.reference_dedicated : m.reference_fastest,
+                {{"class", Code(ref.machine_class)}, {"setting", Setting(ref.key, m)}}) +
+           "\n\n";
+    auto capacity = [&](const Capacity& c) {
+      return CapacityText(c, th.item, lang, m, th.hours_per_day) +
+             (th.per_user ? UsersText(c, th.item, lang, m, *th.per_user) : "");
+    };
+    out += "- " + capacity(ref) + ".\n";
+    for (const TaskThreshold::Other& o : th.others) {
+      Values values = {{"day", Ref(o.capacity.items_per_day, lang)},
+                       {"items", ItemWord(th.item, true, m)},
+                       {"class", Code(o.capacity.machine_class)},
+                       {"ref_class", Code(ref.machine_class)},
+                       {"ref_ips", Ref(ref.items_per_second, lang)},
+                       {"ips", Ref(o.capacity.items_per_second, lang)},
+                       {"ratio", Ref(o.ratio, lang)}};
+      out += "- " + capacity(o.capacity) + ". " +
+             Fill(o.ratio.value > 1 ? m.other_line : m.other_not_slower, values) + "\n";
+    }
+    out += "\n";
+  }
+}
+
+void RenderCostSection(const GuideModel& model, Lang lang, std::string& out) {
+  const ModelMessages& m = Msg(lang);
+  out += Heading(m.cost_section);
+  out += Fill(m.cost_intro, {{"k3600", Code(kSecondsPerHourText)}}) + "\n\n";
+  if (model.costs.empty()) {
+    out += S(m.no_cost) + "\n\n";
+    return;
+  }
+  for (const TaskCost& c : model.costs) {
+    // The seconds per item the cost rests on: the verdict of the same setting.
+    const CellVerdict* verdict = nullptr;
+    for (const TaskVerdicts& tv : model.verdicts) {
+      if (tv.task != c.task) continue;
+      for (const CellVerdict& v : tv.cells) {
+        if (v.key == c.key) verdict = &v;
+      }
+    }
+    if (verdict == nullptr) continue;
+    std::string currency = Word(c.currency);
+    std::string line = Fill(m.cost_line, {{"task", Code(c.task)},
+                                          {"class", Code(c.machine_class)},
+                                          {"setting", Setting(c.key, m)},
+                                          {"price", Ref(c.price_per_hour, lang)},
+                                          {"currency", currency},
+                                          {"k3600", Code(kSecondsPerHourText)},
+                                          {"seconds", Ref(verdict->seconds_per_item, lang)},
+                                          {"item", ItemWord(c.item, false, m)},
+                                          {"cost", Ref(c.cost_per_item, lang)}});
+    if (c.cost_per_million) {
+      line += Fill(m.cost_million, {{"k1000000", Code(kMillionText)},
+                                    {"cost", Ref(*c.cost_per_million, lang)},
+                                    {"currency", currency},
+                                    {"items", ItemWord(c.item, true, m)}});
+    }
+    out += "- " + line + ".\n";
+  }
+  out += "\n";
+}
+
+namespace {
+
+std::string_view RuleTemplate(const std::string& code, const ModelMessages& m) {
+  if (code == "GPU_OVER_CPU") return m.rule_gpu_over_cpu;
+  if (code == "COLD_START") return m.rule_cold_start;
+  if (code == "CACHE_HITS") return m.rule_cache_hits;
+  if (code == "THROUGHPUT_DROP") return m.rule_throughput_drop;
+  if (code == "FASTEST_CLASS") return m.rule_fastest_class;
+  if (code == "BEST_SETTING") return m.rule_best_setting;
+  if (code == "FAILED_SETTING") return m.rule_failed_setting;
+  if (code == "MEMORY_NEED") return m.rule_memory_need;
+  return {};
+}
+
+std::string RuleText(const Rule& r, Lang lang, const ModelMessages& m) {
+  auto word = [&](const std::string& name) {
+    auto it = r.words.find(name);
+    return it == r.words.end() ? std::string() : it->second;
+  };
+  const std::string item = word("item");
+  Values values;
+  // Figures first: a figure's text never holds a placeholder, record text (last) may.
+  for (const auto& [name, figure] : r.figures) {
+    if (name == "count") {
+      values.emplace_back(name, RefCount(figure));  // a number of runs, whole
+    } else if (name == "cold" || name == "warm") {
+      values.emplace_back(name, FigureWithUnit(figure, lang));  // the cells' own metrics (tokens/s, s)
+    } else {
+      values.emplace_back(name, Ref(figure, lang));
+    }
+  }
+  values.emplace_back("task", Code(r.task));
+  values.emplace_back("item", ItemWord(item, false, m));
+  values.emplace_back("items", ItemWord(item, true, m));
+  CellKey key;
+  key.backend = word("backend");
+  key.mode = word("mode");
+  key.matrix = word("matrix");
+  values.emplace_back("setting", Setting(key, m));
+  for (const char* name : {"machine", "class", "second_class", "gpu_setting", "cpu_setting", "best_matrix",
+                           "worst_matrix", "codes", "kind", "reason", "message"}) {
+    values.emplace_back(name, CodeOrNone(word(name), m));
+  }
+  return Fill(RuleTemplate(r.code, m), values);
+}
+
+}  // namespace
+
+void RenderRulesSection(const GuideModel& model, Lang lang, std::string& out) {
+  const ModelMessages& m = Msg(lang);
+  out += Heading(m.rules_section);
+  out += S(m.rules_intro) + "\n\n";
+  if (model.rules.empty()) {
+    out += S(m.no_rule) + "\n\n";
+    return;
+  }
+  for (const Rule& r : model.rules) out += "- " + RuleText(r, lang, m) + "\n";
+  out += "\n";
+}
+
+}  // namespace benchfleet::synthesis

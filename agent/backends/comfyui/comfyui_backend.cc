@@ -327,10 +327,18 @@ class ComfyUiSession : public BackendSession {
         if (tracker.execution().finished) {
           *finished = clock.Monotonic();
           Execution execution = tracker.execution();
-          // The websocket names the images in `executed`; /history is the complete list.
-          if (execution.success && execution.images.empty()) {
+          // The websocket names the images in `executed`; /history is the complete list. And a
+          // websocket that joined late (a loaded host) missed execution_cached: /history keeps
+          // every message of the prompt, so the cache verdict comes from there instead.
+          if ((execution.success && execution.images.empty()) || !execution.cached_seen) {
             absl::StatusOr<std::optional<Execution>> history = History(prompt_id);
-            if (history.ok() && history->has_value()) execution.images = (*history)->images;
+            if (history.ok() && history->has_value()) {
+              if (execution.images.empty()) execution.images = (*history)->images;
+              if (!execution.cached_seen && (*history)->cached_seen) {
+                execution.cached_seen = true;
+                execution.cached = (*history)->cached;
+              }
+            }
           }
           return execution;
         }

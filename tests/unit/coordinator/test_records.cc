@@ -111,6 +111,11 @@ absl::StatusOr<std::vector<v1::Machine>> FakeRunStore::ListMachines(
   return absl::UnimplementedError("FakeRunStore::ListMachines");
 }
 
+absl::StatusOr<std::vector<v1::MachineConditions>> FakeRunStore::GetConditions(
+    const std::vector<std::string>&) {
+  return absl::UnimplementedError("FakeRunStore::GetConditions");
+}
+
 void FakeRunStore::FailNext(int failures) {
   std::lock_guard<std::mutex> lock(mu_);
   failures_ = failures;

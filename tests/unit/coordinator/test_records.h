@@ -47,6 +47,8 @@ class FakeRunStore : public coordinator::RunStore {
   absl::StatusOr<coordinator::RunPage> ListRuns(const coordinator::RunQuery& query) override;
   absl::StatusOr<std::vector<v1::Machine>> ListMachines(
       const std::map<std::string, std::string>& labels) override;
+  absl::StatusOr<std::vector<v1::MachineConditions>> GetConditions(
+      const std::vector<std::string>& fingerprints) override;
 
   void FailNext(int failures);
   // Makes machine calls fail with UNAVAILABLE while `down` is true.

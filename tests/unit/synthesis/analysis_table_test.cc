@@ -267,7 +267,7 @@ TEST(AnalysisTableTest, SourcesCsvExactBytes) {
             "S2,min,r1;r2,\"live;a,b.csv:7\",52.9;0.1,,\r\n"
             "S3,median,\"r\"\"3\",unknown,1e+21,,\r\n"
             "S4,target,,,10,,targets.yaml:4\r\n"
-            "S5,formula,r1,live,52.9;10,x1 * 3600 / x2,S1;S4\r\n"
+            "S5,formula,,,52.9;10,x1 * 3600 / x2,S1;S4\r\n"
             "S6,count,r1;r2,live;live,,,\r\n");
 }
 

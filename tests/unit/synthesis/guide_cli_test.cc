@@ -42,8 +42,9 @@ TEST(GuideCliTest, WritesTheGuideDeterministically) {
   ASSERT_EQ(RunGuide(dir + "/a", dir + "/a.log"), 0) << ReadAll(dir + "/a.log");
   ASSERT_EQ(RunGuide(dir + "/b", dir + "/b.log"), 0) << ReadAll(dir + "/b.log");
   EXPECT_THAT(ReadAll(dir + "/a.log"), HasSubstr(dir + "/a/guide.en.md"));
-  for (const char* name : {"guide.fr.md", "guide.en.md", "sources.csv", "chart-comfyui-log.fr.svg",
-                           "chart-comfyui-log.en.svg"}) {
+  for (const char* name : {"guide.fr.md", "guide.en.md", "guide.fr.html", "guide.en.html", "sources.csv",
+                           "chart-comfyui-log.fr.svg", "chart-comfyui-log.en.svg",
+                           "chart-comfyui-log-duration.en.svg"}) {
     std::string a = ReadAll(dir + "/a/" + name);
     EXPECT_FALSE(a.empty()) << name;
     EXPECT_EQ(a, ReadAll(dir + "/b/" + name)) << name;
@@ -51,7 +52,7 @@ TEST(GuideCliTest, WritesTheGuideDeterministically) {
   std::string en = ReadAll(dir + "/a/guide.en.md");
   size_t failed = en.find("### Failed runs\n");
   ASSERT_NE(failed, std::string::npos) << en;
-  EXPECT_THAT(en.substr(failed), HasSubstr("FAILED: Argument #4: Padding size should be less than"));
+  EXPECT_THAT(en.substr(failed), HasSubstr("`FAILED`: `Argument #4: Padding size should be less than"));
   EXPECT_THAT(en, HasSubstr("](chart-comfyui-log.en.svg)"));
   EXPECT_THAT(ReadAll(dir + "/a/guide.fr.md"), HasSubstr("### Exécutions en échec\n"));
   EXPECT_EQ(ReadAll(dir + "/a/sources.csv").rfind("source_id,operation,run_ids,provenance,inputs,formula,input_refs\r\n", 0), 0u);

@@ -1,2 +1,967 @@
-// (being written)
+// Targets, verdicts, thresholds, cost and rules (guide_model.h) and their sections (sections.h).
+#include "synthesis/analysis/guide_model.h"
+
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "synthesis/render/render.h"
+#include "synthesis/render/sections.h"
+
+namespace benchfleet::synthesis {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// ------------------------------------------------------------------------------------------------
+// A formula evaluator of its own (the test does not trust guide_model.cc's arithmetic): + - * / ( ),
+// decimal literals and x1..xn, left to right at equal precedence, in double precision.
+class Evaluator {
+ public:
+  Evaluator(const std::string& text, const std::vector<double>& x) : text_(text), x_(x) {}
+
+  double Run() {
+    double v = Sum();
+    Skip();
+    if (pos_ != text_.size()) throw std::runtime_error("trailing text in " + text_);
+    return v;
+  }
+
+ private:
+  void Skip() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  bool Eat(char c) {
+    Skip();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  double Sum() {
+    double v = Product();
+    for (;;) {
+      if (Eat('+')) {
+        v = v + Product();
+      } else if (Eat('-')) {
+        v = v - Product();
+      } else {
+        return v;
+      }
+    }
+  }
+  double Product() {
+    double v = Atom();
+    for (;;) {
+      if (Eat('*')) {
+        v = v * Atom();
+      } else if (Eat('/')) {
+        v = v / Atom();
+      } else {
+        return v;
+      }
+    }
+  }
+  double Atom() {
+    Skip();
+    if (Eat('(')) {
+      double v = Sum();
+      if (!Eat(')')) throw std::runtime_error("missing ) in " + text_);
+      return v;
+    }
+    if (pos_ < text_.size() && text_[pos_] == 'x') {
+      size_t start = ++pos_;
+      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+      size_t i = std::stoul(text_.substr(start, pos_ - start));
+      if (i == 0 || i > x_.size()) throw std::runtime_error("no input x" + std::to_string(i) + " in " + text_);
+      return x_[i - 1];
+    }
+    size_t start = pos_;
+    while (pos_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.')) {
+      ++pos_;
+    }
+    if (start == pos_) throw std::runtime_error("unexpected text in " + text_);
+    return std::stod(text_.substr(start, pos_ - start));
+  }
+
+  std::string text_;
+  std::vector<double> x_;
+  size_t pos_ = 0;
+};
+
+double Eval(const std::string& formula, const std::vector<double>& x) { return Evaluator(formula, x).Run(); }
+
+TEST(GuideModelEvaluatorTest, EvaluatesLeftToRightWithParentheses) {
+  EXPECT_EQ(Eval("x1 * 3600 * x2", {0.5, 24}), 43200);
+  EXPECT_EQ(Eval("1 / x1 / x2", {2, 4}), 0.125);
+  EXPECT_EQ(Eval("(x1 + x2) * 2 - 1", {1, 2}), 5);
+  EXPECT_THROW(Eval("x3", {1}), std::runtime_error);
+}
+
+// Recomputes a source from its own row: values from their inputs, derived figures by their
+// operation, formulas by the evaluator over inputs that must equal the cited sources' values.
+double Recompute(const SourceTable& table, const std::string& id) {
+  const Source* s = table.Find(id);
+  if (s == nullptr) throw std::runtime_error("no source " + id);
+  std::vector<double> sorted = s->inputs;
+  std::sort(sorted.begin(), sorted.end());
+  if (s->operation == "value" || s->operation == "target") return s->inputs.at(0);
+  if (s->operation == "count") return static_cast<double>(s->run_ids.size());
+  if (s->operation == "min") return sorted.front();
+  if (s->operation == "max") return sorted.back();
+  if (s->operation == "median") return Quantile(sorted, 0.5);
+  if (s->operation == "formula") {
+    if (s->inputs.size() != s->input_refs.size()) throw std::runtime_error("inputs/refs mismatch in " + id);
+    for (size_t i = 0; i < s->inputs.size(); ++i) {
+      if (Recompute(table, s->input_refs[i]) != s->inputs[i]) {
+        throw std::runtime_error(id + ": input x" + std::to_string(i + 1) + " is not the value of " + s->input_refs[i]);
+      }
+    }
+    return Eval(s->formula, s->inputs);
+  }
+  throw std::runtime_error("operation " + s->operation + " in " + id);
+}
+
+// The figure as the guide prints it equals its source recomputed, in both languages.
+void ExpectTraceable(const SourceTable& table, const Figure& f) {
+  SCOPED_TRACE(f.source_id);
+  double recomputed = Recompute(table, f.source_id);
+  EXPECT_EQ(FormatNumber(recomputed, Lang::kEn), FormatNumber(f.value, Lang::kEn));
+  EXPECT_EQ(FormatNumber(recomputed, Lang::kFr), FormatNumber(f.value, Lang::kFr));
+}
+
+void ExpectModelTraceable(const SourceTable& table, const GuideModel& model) {
+  for (const TaskVerdicts& tv : model.verdicts) {
+    for (const CellVerdict& v : tv.cells) {
+      for (const Figure* f : {&v.figure, &v.seconds_per_item, &v.items_per_second}) ExpectTraceable(table, *f);
+      for (const UseVerdict& u : v.uses) ExpectTraceable(table, u.target);
+    }
+  }
+  auto capacity = [&](const Capacity& c) {
+    ExpectTraceable(table, c.items_per_second);
+    ExpectTraceable(table, c.items_per_day);
+    if (c.concurrent_users) ExpectTraceable(table, *c.concurrent_users);
+  };
+  for (const TaskThreshold& th : model.thresholds) {
+    ExpectTraceable(table, th.hours_per_day);
+    capacity(th.reference);
+    for (const auto& o : th.others) {
+      capacity(o.capacity);
+      ExpectTraceable(table, o.ratio);
+    }
+  }
+  for (const TaskCost& c : model.costs) {
+    ExpectTraceable(table, c.price_per_hour);
+    ExpectTraceable(table, c.cost_per_item);
+    if (c.cost_per_million) ExpectTraceable(table, *c.cost_per_million);
+  }
+  for (const Rule& r : model.rules) {
+    for (const auto& [name, f] : r.figures) ExpectTraceable(table, f);
+  }
+}
+
+// The digits left once every "figure [Sn]" and every code span is taken out (must be none).
+std::string StrayDigits(const std::string& markdown) {
+  std::string text = std::regex_replace(markdown, std::regex("`[^`]*`"), "");
+  text = std::regex_replace(text, std::regex("-?[0-9]+([.,][0-9]+)? \\[S[0-9]+\\]"), "");
+  std::string digits;
+  for (char c : text) {
+    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+  }
+  return digits;
+}
+
+TEST(GuideModelEvaluatorTest, StrayDigitsFindsDigitsOutsideRefsAndCodeSpans) {
+  EXPECT_EQ(StrayDigits("a 3 b `4` 5.0 [S1] 6,25 [S12] x7"), "37");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Targets.
+
+constexpr const char* kTargetsYaml = R"(hours_per_day: 20
+tasks:
+  - match: "sd*"
+    item: image
+    uses:
+      - name: iteration
+        max_seconds_per_item: 10
+      - name: batch
+        max_seconds_per_item: 2
+  - match: "chat*"
+    item: token
+    uses:
+      - name: interactive
+        min_items_per_second: 10
+        interactive: true
+      - name: batch
+        min_items_per_second: 50
+classes:
+  - name: a100
+    dedicated_gpu: true
+    price_per_hour: 3.6
+    currency: USD
+  - name: m1pro
+    price_per_hour: 0.5
+    currency: EUR
+)";
+
+TEST(TargetsTest, ParsesEveryFieldWithItsLine) {
+  absl::StatusOr<Targets> t = ParseTargets(kTargetsYaml, "t.yaml");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->path, "t.yaml");
+  EXPECT_EQ(t->hours_per_day.value, 20);
+  EXPECT_EQ(t->hours_per_day.where, "t.yaml:1");
+  ASSERT_EQ(t->tasks.size(), 2u);
+  EXPECT_EQ(t->tasks[0].match, "sd*");
+  EXPECT_EQ(t->tasks[0].item, "image");
+  EXPECT_EQ(t->tasks[0].where, "t.yaml:3");
+  ASSERT_EQ(t->tasks[0].uses.size(), 2u);
+  EXPECT_EQ(t->tasks[0].uses[0].name, "iteration");
+  ASSERT_TRUE(t->tasks[0].uses[0].max_seconds_per_item.has_value());
+  EXPECT_EQ(t->tasks[0].uses[0].max_seconds_per_item->value, 10);
+  EXPECT_EQ(t->tasks[0].uses[0].max_seconds_per_item->where, "t.yaml:7");
+  EXPECT_FALSE(t->tasks[0].uses[0].min_items_per_second.has_value());
+  EXPECT_FALSE(t->tasks[0].uses[0].interactive);
+  EXPECT_EQ(t->tasks[0].uses[1].max_seconds_per_item->where, "t.yaml:9");
+  EXPECT_EQ(t->tasks[1].item, "token");
+  ASSERT_TRUE(t->tasks[1].uses[0].min_items_per_second.has_value());
+  EXPECT_EQ(t->tasks[1].uses[0].min_items_per_second->value, 10);
+  EXPECT_EQ(t->tasks[1].uses[0].min_items_per_second->where, "t.yaml:14");
+  EXPECT_TRUE(t->tasks[1].uses[0].interactive);
+  EXPECT_FALSE(t->tasks[1].uses[1].interactive);
+  ASSERT_EQ(t->classes.size(), 2u);
+  EXPECT_EQ(t->classes[0].name, "a100");
+  EXPECT_TRUE(t->classes[0].dedicated_gpu);
+  ASSERT_TRUE(t->classes[0].price_per_hour.has_value());
+  EXPECT_EQ(t->classes[0].price_per_hour->value, 3.6);
+  EXPECT_EQ(t->classes[0].price_per_hour->where, "t.yaml:21");
+  EXPECT_EQ(t->classes[0].currency, "USD");
+  EXPECT_FALSE(t->classes[1].dedicated_gpu);
+  EXPECT_EQ(t->classes[1].currency, "EUR");
+
+  EXPECT_EQ(TargetsFor(*t, "sd15-txt2img-512"), &t->tasks[0]);
+  EXPECT_EQ(TargetsFor(*t, "chat-7b"), &t->tasks[1]);
+  EXPECT_EQ(TargetsFor(*t, "embed"), nullptr);
+}
+
+TEST(TargetsTest, HoursPerDayDefaultsToTwentyFourCitingTheFile) {
+  absl::StatusOr<Targets> t = ParseTargets("tasks:\n  - match: x\n    item: request\n    uses:\n"
+                                           "      - name: interactive\n        max_seconds_per_item: 5\n",
+                                           "u.yaml");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->hours_per_day.value, 24);
+  EXPECT_EQ(t->hours_per_day.where, "u.yaml");
+  EXPECT_TRUE(t->classes.empty());
+}
+
+struct BadTargets {
+  std::string yaml;
+  std::string message;
+};
+
+class TargetsErrorTest : public ::testing::TestWithParam<BadTargets> {};
+
+TEST_P(TargetsErrorTest, NamesFileLineAndField) {
+  absl::StatusOr<Targets> t = ParseTargets(GetParam().yaml, "bad.yaml");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message(), GetParam().message);
+}
+
+constexpr const char* kUse = "tasks:\n  - match: x\n    item: image\n    uses:\n      - name: a\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, TargetsErrorTest,
+    ::testing::Values(
+        BadTargets{"hours_per_day: 8\ncolour: blue\n", "bad.yaml:2: field colour: unknown key"},
+        BadTargets{std::string(kUse) + "        max_seconds_per_item: -1\n",
+                   "bad.yaml:6: field tasks[0].uses[0].max_seconds_per_item: must not be negative"},
+        BadTargets{std::string(kUse) + "        min_items_per_second: fast\n",
+                   "bad.yaml:6: field tasks[0].uses[0].min_items_per_second: expected a number, got \"fast\""},
+        BadTargets{std::string(kUse) + "        interactive: true\n",
+                   "bad.yaml:5: field tasks[0].uses[0]: set max_seconds_per_item or min_items_per_second"},
+        BadTargets{std::string(kUse) + "        max_seconds_per_item: 1\n        min_items_per_second: 1\n",
+                   "bad.yaml:5: field tasks[0].uses[0]: set only one of max_seconds_per_item and "
+                   "min_items_per_second"},
+        BadTargets{std::string(kUse) + "        max_seconds_per_item: 1\n        speed: 3\n",
+                   "bad.yaml:7: field tasks[0].uses[0].speed: unknown key"},
+        BadTargets{"tasks:\n  - match: x\n    item: frame\n    uses:\n      - name: a\n"
+                   "        max_seconds_per_item: 1\n",
+                   "bad.yaml:3: field tasks[0].item: expected image, token or request, got \"frame\""},
+        BadTargets{"hours_per_day: 24\ntasks: []\n", "bad.yaml:2: field tasks: required: at least one entry"},
+        BadTargets{"hours_per_day: 24\n", "bad.yaml:1: field tasks: required: at least one entry"},
+        BadTargets{"", "bad.yaml:1: field tasks: required: the file is empty"},
+        BadTargets{"- a\n", "bad.yaml:1: field (top level): expected a mapping"},
+        BadTargets{"hours_per_day: 25\n", "bad.yaml:1: field hours_per_day: must be more than 0 and at most 24"},
+        BadTargets{std::string(kUse) + "        max_seconds_per_item: 1\nclasses:\n  - name: a\n"
+                                       "    price_per_hour: 2\n",
+                   "bad.yaml:8: field classes[0].currency: required with price_per_hour"},
+        BadTargets{"tasks: [\n", "bad.yaml:2: end of sequence flow not found"}));
+
+TEST(TargetsTest, DefaultTargetsParseAndCoverTheDemoAndImportedTasks) {
+  const Targets& t = DefaultTargets();
+  EXPECT_EQ(t.path, "default-targets.yaml");
+  EXPECT_EQ(t.hours_per_day.value, 24);
+  EXPECT_EQ(t.hours_per_day.where, "default-targets.yaml:7");
+  EXPECT_TRUE(t.classes.empty());
+
+  const TaskTargets* sd = TargetsFor(t, "sd15-txt2img-512");
+  ASSERT_NE(sd, nullptr);
+  EXPECT_EQ(sd->match, "*txt2img*");
+  EXPECT_EQ(sd->item, "image");
+  ASSERT_EQ(sd->uses.size(), 2u);
+  EXPECT_EQ(sd->uses[0].name, "iteration");
+  EXPECT_EQ(sd->uses[0].max_seconds_per_item->value, 10);
+  EXPECT_EQ(sd->uses[1].name, "batch");
+  EXPECT_EQ(sd->uses[1].max_seconds_per_item->value, 2);
+  EXPECT_EQ(TargetsFor(t, "sdxl-base")->item, "image");
+  EXPECT_EQ(TargetsFor(t, "comfyui-log")->item, "image");
+
+  for (const char* task : {"llama-qwen2.5-3b-q4km", "llama ?B F16 tg32", "qwen2.5-3b-instruct-q4_k_m.gguf"}) {
+    const TaskTargets* llm = TargetsFor(t, task);
+    ASSERT_NE(llm, nullptr) << task;
+    EXPECT_EQ(llm->item, "token") << task;
+    ASSERT_EQ(llm->uses.size(), 2u);
+    EXPECT_EQ(llm->uses[0].name, "interactive");
+    EXPECT_TRUE(llm->uses[0].interactive);
+    EXPECT_EQ(llm->uses[0].min_items_per_second->value, 10);
+    EXPECT_EQ(llm->uses[1].min_items_per_second->value, 50);
+  }
+  const TaskTargets* other = TargetsFor(t, "my-generic-task");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->match, "*");
+  EXPECT_EQ(other->item, "request");
+  EXPECT_EQ(other->uses[0].max_seconds_per_item->value, 5);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Records.
+
+struct RunSpec {
+  std::string id;
+  std::string task;
+  std::string machine;
+  std::string mode;
+  std::string matrix_value;  // "ctx=<value>" (empty: no matrix)
+  v1::Phase phase = v1::PHASE_WARM;
+  std::string metric;  // "tokens_per_second" or "" for wall time only
+  double value = 0;
+};
+
+v1::RunRecord Make(const RunSpec& spec, int64_t start) {
+  v1::RunRecord r;
+  r.set_run_id(spec.id);
+  r.set_task(spec.task);
+  r.set_agent_id(spec.machine);
+  r.set_backend(spec.metric.empty() ? "comfyui" : "llama-server");
+  r.set_mode(spec.mode);
+  r.set_phase(spec.phase);
+  r.set_call_index(static_cast<uint32_t>(start));
+  r.mutable_start_time()->set_seconds(1000 + start);
+  r.mutable_status()->set_code(v1::RunStatus::CODE_OK);
+  r.mutable_provenance()->set_kind(v1::Provenance::KIND_LIVE);
+  if (!spec.matrix_value.empty()) (*r.mutable_matrix())["ctx"] = spec.matrix_value;
+  if (spec.metric.empty()) {
+    double whole = std::floor(spec.value);
+    r.mutable_wall_duration()->set_seconds(static_cast<int64_t>(whole));
+    r.mutable_wall_duration()->set_nanos(static_cast<int32_t>(std::llround((spec.value - whole) * 1e9)));
+  } else {
+    auto* m = r.add_metrics();
+    m->set_name(spec.metric);
+    m->set_value(spec.value);
+    m->set_unit("tokens/s");
+  }
+  return r;
+}
+
+constexpr const char* kTps = "tokens_per_second";
+
+// chat: m1pro (mac-1) gpu 52.9 -> 30.0 -> 28.2 (three runs, no median) and gpu ctx=8192, cpu with a
+// median of five, a cold gpu call; a100 (gpu-box) gpu median of five and a cold call.
+// sd: a100 two runs (worst 1.9 s) and a cache hit; m1pro a median of five (8.41 s).
+// solo: a100 only, no targets entry; a cpu setting whose every run failed.
+std::vector<v1::RunRecord> Fleet() {
+  std::vector<RunSpec> specs = {
+      {"c1", "chat", "mac-1", "gpu", "4096", v1::PHASE_WARM, kTps, 52.9},
+      {"c2", "chat", "mac-1", "gpu", "4096", v1::PHASE_WARM, kTps, 30.0},
+      {"c3", "chat", "mac-1", "gpu", "4096", v1::PHASE_WARM, kTps, 28.2},
+      {"c0", "chat", "mac-1", "gpu", "4096", v1::PHASE_COLD, kTps, 5.0},
+      {"c9", "chat", "mac-1", "gpu", "8192", v1::PHASE_WARM, kTps, 20.0},
+      {"p1", "chat", "mac-1", "cpu", "4096", v1::PHASE_WARM, kTps, 8},
+      {"p2", "chat", "mac-1", "cpu", "4096", v1::PHASE_WARM, kTps, 12},
+      {"p3", "chat", "mac-1", "cpu", "4096", v1::PHASE_WARM, kTps, 10},
+      {"p4", "chat", "mac-1", "cpu", "4096", v1::PHASE_WARM, kTps, 9},
+      {"p5", "chat", "mac-1", "cpu", "4096", v1::PHASE_WARM, kTps, 11},
+      {"g0", "chat", "gpu-box", "gpu", "4096", v1::PHASE_COLD, kTps, 100},
+      {"g1", "chat", "gpu-box", "gpu", "4096", v1::PHASE_WARM, kTps, 100},
+      {"g2", "chat", "gpu-box", "gpu", "4096", v1::PHASE_WARM, kTps, 140},
+      {"g3", "chat", "gpu-box", "gpu", "4096", v1::PHASE_WARM, kTps, 120},
+      {"g4", "chat", "gpu-box", "gpu", "4096", v1::PHASE_WARM, kTps, 110},
+      {"g5", "chat", "gpu-box", "gpu", "4096", v1::PHASE_WARM, kTps, 130},
+      {"s1", "sd", "gpu-box", "gpu", "", v1::PHASE_WARM, "", 1.5},
+      {"s2", "sd", "gpu-box", "gpu", "", v1::PHASE_WARM, "", 1.9},
+      {"s3", "sd", "gpu-box", "gpu", "", v1::PHASE_WARM, "", 0.0},
+      {"m1", "sd", "mac-1", "gpu", "", v1::PHASE_WARM, "", 8.0},
+      {"m2", "sd", "mac-1", "gpu", "", v1::PHASE_WARM, "", 8.41},
+      {"m3", "sd", "mac-1", "gpu", "", v1::PHASE_WARM, "", 9.0},
+      {"m4", "sd", "mac-1", "gpu", "", v1::PHASE_WARM, "", 7.5},
+      {"m5", "sd", "mac-1", "gpu", "", v1::PHASE_WARM, "", 8.5},
+      {"o1", "solo", "gpu-box", "gpu", "", v1::PHASE_WARM, kTps, 40},
+      {"f1", "solo", "gpu-box", "cpu", "", v1::PHASE_WARM, kTps, 0},
+      {"f2", "solo", "gpu-box", "cpu", "", v1::PHASE_WARM, kTps, 0},
+  };
+  std::vector<v1::RunRecord> out;
+  for (size_t i = 0; i < specs.size(); ++i) out.push_back(Make(specs[i], static_cast<int64_t>(i)));
+  for (v1::RunRecord& r : out) {
+    if (r.run_id() == "c3") {
+      auto* f = r.add_flags();
+      f->set_code("THROUGHPUT_DROP");
+      f->set_reason("-46.7% at call 3 vs call 1");
+    }
+    if (r.run_id() == "s3") {
+      auto* f = r.add_flags();
+      f->set_code("CACHE_HIT");
+      f->set_reason("identical outputs");
+    }
+    if (r.run_id() == "f1" || r.run_id() == "f2") {
+      r.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+      r.mutable_status()->set_message("out of memory");
+      r.clear_metrics();
+    }
+    if (r.run_id()[0] == 'g' && r.phase() == v1::PHASE_WARM) {
+      auto* m = r.add_memory();
+      m->set_kind(v1::MEMORY_KIND_DEVICE_BUFFER);
+      m->set_scope("CUDA0");
+      m->set_bytes(r.run_id() == "g2" ? 2147483648ull : 1073741824ull);
+    }
+  }
+  return out;
+}
+
+GuideContext Context(const std::string& yaml) {
+  GuideContext context;
+  context.class_of_machine = {{"mac-1", "m1pro"}, {"gpu-box", "a100"}};
+  absl::StatusOr<Targets> targets = ParseTargets(yaml, "t.yaml");
+  EXPECT_TRUE(targets.ok()) << targets.status();
+  if (targets.ok()) context.targets = *targets;
+  return context;
+}
+
+// The model points into its context (targets): both live together.
+struct Built {
+  GuideContext context;
+  Analysis analysis;
+  GuideModel model;
+};
+
+std::unique_ptr<Built> Derive(GuideContext context, const std::vector<v1::RunRecord>& records) {
+  auto b = std::make_unique<Built>();
+  b->context = std::move(context);
+  b->analysis = Analyze(records);
+  DeriveVerdicts(b->context, &b->analysis, &b->model);
+  DeriveRules(b->context, &b->analysis, &b->model);
+  return b;
+}
+
+const TaskVerdicts& VerdictsOf(const GuideModel& model, const std::string& task) {
+  for (const TaskVerdicts& tv : model.verdicts) {
+    if (tv.task == task) return tv;
+  }
+  throw std::runtime_error("no verdicts for " + task);
+}
+
+const Source& SourceOf(const Analysis& a, const Figure& f) {
+  const Source* s = a.sources.Find(f.source_id);
+  if (s == nullptr) throw std::runtime_error("no source " + f.source_id);
+  return *s;
+}
+
+std::string En(double v) { return FormatNumber(v, Lang::kEn); }
+
+// ------------------------------------------------------------------------------------------------
+// Verdicts.
+
+TEST(DeriveVerdictsTest, CollapseWithThreeRunsIsJudgedOnItsWorstRun) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  const TaskVerdicts& chat = VerdictsOf(b->model, "chat");
+  EXPECT_EQ(chat.targets, &b->context.targets.tasks[1]);
+  EXPECT_EQ(chat.item, "token");
+  // By class, then key: a100 first, then m1pro cpu, gpu ctx=4096, gpu ctx=8192.
+  ASSERT_EQ(chat.cells.size(), 4u);
+  EXPECT_EQ(chat.cells[0].machine_class, "a100");
+  EXPECT_EQ(chat.cells[1].key.mode, "cpu");
+  EXPECT_EQ(chat.cells[2].key.matrix, "ctx=4096");
+  EXPECT_EQ(chat.cells[3].key.matrix, "ctx=8192");
+
+  const CellVerdict& collapse = chat.cells[2];
+  EXPECT_EQ(collapse.machine_class, "m1pro");
+  EXPECT_EQ(collapse.basis, "worst_run");
+  EXPECT_EQ(collapse.figure.value, 28.2);
+  EXPECT_EQ(SourceOf(b->analysis, collapse.figure).operation, "value");
+  EXPECT_THAT(SourceOf(b->analysis, collapse.figure).run_ids, ElementsAre("c3"));
+  EXPECT_EQ(SourceOf(b->analysis, collapse.seconds_per_item).formula, "1 / x1");
+  EXPECT_EQ(SourceOf(b->analysis, collapse.items_per_second).formula, "x1");
+  EXPECT_THAT(SourceOf(b->analysis, collapse.seconds_per_item).input_refs, ElementsAre(collapse.figure.source_id));
+  EXPECT_EQ(collapse.seconds_per_item.unit, "s/token");
+  EXPECT_EQ(collapse.items_per_second.unit, "tokens/s");
+  EXPECT_EQ(En(collapse.seconds_per_item.value), "0.0355");
+  ASSERT_EQ(collapse.uses.size(), 2u);
+  EXPECT_EQ(collapse.uses[0].use, "interactive");
+  EXPECT_TRUE(collapse.uses[0].ok);    // 28.2 >= 10
+  EXPECT_FALSE(collapse.uses[1].ok);   // 28.2 < 50
+  EXPECT_TRUE(collapse.best_of_class);
+
+  const CellVerdict& cpu = chat.cells[1];
+  EXPECT_EQ(cpu.basis, "median");
+  EXPECT_EQ(cpu.figure.value, 10);
+  EXPECT_EQ(SourceOf(b->analysis, cpu.figure).operation, "median");
+  EXPECT_TRUE(cpu.uses[0].ok);  // exactly 10 >= 10
+  EXPECT_FALSE(cpu.best_of_class);
+  EXPECT_FALSE(chat.cells[3].best_of_class);
+
+  const CellVerdict& a100 = chat.cells[0];
+  EXPECT_EQ(a100.basis, "median");
+  EXPECT_EQ(a100.figure.value, 120);
+  EXPECT_TRUE(a100.uses[0].ok);
+  EXPECT_TRUE(a100.uses[1].ok);
+  EXPECT_TRUE(a100.best_of_class);
+
+  // Each target is one source per task, shared by every cell, citing its FILE:LINE.
+  for (const CellVerdict& v : chat.cells) {
+    EXPECT_EQ(v.uses[0].target.source_id, a100.uses[0].target.source_id);
+    EXPECT_EQ(v.uses[1].target.source_id, a100.uses[1].target.source_id);
+  }
+  const Source& interactive = SourceOf(b->analysis, a100.uses[0].target);
+  EXPECT_EQ(interactive.operation, "target");
+  EXPECT_THAT(interactive.inputs, ElementsAre(10));
+  EXPECT_THAT(interactive.input_refs, ElementsAre("t.yaml:14"));
+  EXPECT_THAT(SourceOf(b->analysis, a100.uses[1].target).input_refs, ElementsAre("t.yaml:17"));
+
+  ExpectModelTraceable(b->analysis.sources, b->model);
+}
+
+TEST(DeriveVerdictsTest, WallSecondsCellsJudgedAgainstSecondsPerImage) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  const TaskVerdicts& sd = VerdictsOf(b->model, "sd");
+  EXPECT_EQ(sd.item, "image");
+  ASSERT_EQ(sd.cells.size(), 2u);
+  const CellVerdict& a100 = sd.cells[0];
+  EXPECT_EQ(a100.basis, "worst_run");  // two accepted runs; the cache hit is excluded
+  EXPECT_EQ(a100.figure.value, 1.9);
+  EXPECT_EQ(SourceOf(b->analysis, a100.seconds_per_item).formula, "x1");
+  EXPECT_EQ(SourceOf(b->analysis, a100.items_per_second).formula, "1 / x1");
+  EXPECT_TRUE(a100.uses[0].ok);
+  EXPECT_TRUE(a100.uses[1].ok);  // 1.9 <= 2
+  const CellVerdict& m1pro = sd.cells[1];
+  EXPECT_EQ(m1pro.basis, "median");
+  EXPECT_EQ(m1pro.figure.value, 8.41);
+  EXPECT_EQ(m1pro.seconds_per_item.value, 8.41);
+  EXPECT_TRUE(m1pro.uses[0].ok);   // 8.41 <= 10
+  EXPECT_FALSE(m1pro.uses[1].ok);  // 8.41 > 2
+  EXPECT_EQ(SourceOf(b->analysis, m1pro.uses[0].target).input_refs, std::vector<std::string>{"t.yaml:7"});
+}
+
+TEST(DeriveVerdictsTest, TaskWithoutTargetsEntryHasCellsButNoUses) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  const TaskVerdicts& solo = VerdictsOf(b->model, "solo");
+  EXPECT_EQ(solo.targets, nullptr);
+  EXPECT_EQ(solo.item, "run");
+  ASSERT_EQ(solo.cells.size(), 1u);  // the failed cpu setting has no figure
+  EXPECT_EQ(solo.cells[0].key.mode, "gpu");
+  EXPECT_TRUE(solo.cells[0].uses.empty());
+  EXPECT_TRUE(solo.cells[0].best_of_class);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Thresholds and cost.
+
+TEST(DeriveVerdictsTest, ThresholdsAgainstTheDedicatedGpuWithTheArithmetic) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  ASSERT_EQ(b->model.thresholds.size(), 2u);  // chat and sd; solo has one class
+  const TaskThreshold& chat = b->model.thresholds[0];
+  EXPECT_EQ(chat.task, "chat");
+  EXPECT_EQ(chat.item, "token");
+  EXPECT_TRUE(chat.reference_is_dedicated_gpu);
+  EXPECT_EQ(chat.reference.machine_class, "a100");
+  EXPECT_EQ(chat.hours_per_day.value, 20);
+  EXPECT_THAT(SourceOf(b->analysis, chat.hours_per_day).input_refs, ElementsAre("t.yaml:1"));
+  EXPECT_EQ(chat.reference.items_per_day.value, 120.0 * 3600 * 20);
+  const Source& per_day = SourceOf(b->analysis, chat.reference.items_per_day);
+  EXPECT_EQ(per_day.formula, "x1 * 3600 * x2");
+  EXPECT_THAT(per_day.input_refs,
+              ElementsAre(chat.reference.items_per_second.source_id, chat.hours_per_day.source_id));
+  EXPECT_EQ(chat.reference.items_per_day.unit, "tokens/day");
+  ASSERT_TRUE(chat.per_user.has_value());
+  EXPECT_EQ(chat.per_user->value, 10);
+  ASSERT_TRUE(chat.reference.concurrent_users.has_value());
+  EXPECT_EQ(chat.reference.concurrent_users->value, 12);
+  EXPECT_EQ(SourceOf(b->analysis, *chat.reference.concurrent_users).formula, "x1 / x2");
+  ASSERT_EQ(chat.others.size(), 1u);
+  const auto& m1pro = chat.others[0];
+  EXPECT_EQ(m1pro.capacity.machine_class, "m1pro");
+  EXPECT_EQ(m1pro.capacity.key.matrix, "ctx=4096");
+  EXPECT_EQ(m1pro.capacity.key.mode, "gpu");
+  EXPECT_EQ(En(m1pro.capacity.items_per_day.value), "2030400");
+  EXPECT_EQ(En(m1pro.capacity.concurrent_users->value), "2.82");
+  EXPECT_EQ(En(m1pro.ratio.value), "4.26");
+  EXPECT_THAT(SourceOf(b->analysis, m1pro.ratio).input_refs,
+              ElementsAre(chat.reference.items_per_second.source_id, m1pro.capacity.items_per_second.source_id));
+
+  const TaskThreshold& sd = b->model.thresholds[1];
+  EXPECT_EQ(sd.task, "sd");
+  EXPECT_FALSE(sd.per_user.has_value());
+  EXPECT_FALSE(sd.reference.concurrent_users.has_value());
+  EXPECT_EQ(En(sd.reference.items_per_second.value), "0.526");
+  EXPECT_EQ(En(sd.reference.items_per_day.value), "37895");
+  ASSERT_EQ(sd.others.size(), 1u);
+  EXPECT_EQ(En(sd.others[0].capacity.items_per_day.value), "8561");
+  EXPECT_EQ(En(sd.others[0].ratio.value), "4.43");
+  ExpectModelTraceable(b->analysis.sources, b->model);
+}
+
+TEST(DeriveVerdictsTest, WithoutDedicatedGpuTheFastestSettingIsTheReference) {
+  std::string yaml = kTargetsYaml;
+  yaml = yaml.substr(0, yaml.find("classes:"));
+  auto b = Derive(Context(yaml), Fleet());
+  ASSERT_EQ(b->model.thresholds.size(), 2u);
+  EXPECT_FALSE(b->model.thresholds[0].reference_is_dedicated_gpu);
+  EXPECT_EQ(b->model.thresholds[0].reference.machine_class, "a100");
+  EXPECT_TRUE(b->model.costs.empty());
+  std::string md;
+  RenderThresholdsSection(b->model, Lang::kFr, md);
+  EXPECT_THAT(md, HasSubstr("Aucune classe mesurée ici n'est marquée comme GPU dédié dans les objectifs : le réglage "
+                            "le plus rapide, `a100` `gpu-box / llama-server / gpu / ctx=4096`, sert de référence."));
+  RenderCostSection(b->model, Lang::kFr, md);
+  EXPECT_THAT(md, HasSubstr("## Coût\n\nCoût d'une unité sur le meilleur réglage de chaque classe : le prix horaire "
+                            "(objectifs) ÷ `3600` s/h × les secondes par unité.\n\nAucune classe mesurée n'a de prix "
+                            "horaire dans les objectifs : pas de coût calculé.\n\n"));
+  EXPECT_EQ(StrayDigits(md), "");
+}
+
+TEST(DeriveVerdictsTest, DedicatedGpuIsTheReferenceEvenWhenSlower) {
+  std::string yaml = kTargetsYaml;
+  yaml = yaml.substr(0, yaml.find("classes:")) + "classes:\n  - name: m1pro\n    dedicated_gpu: true\n";
+  auto b = Derive(Context(yaml), Fleet());
+  const TaskThreshold& chat = b->model.thresholds[0];
+  EXPECT_TRUE(chat.reference_is_dedicated_gpu);
+  EXPECT_EQ(chat.reference.machine_class, "m1pro");
+  ASSERT_EQ(chat.others.size(), 1u);
+  EXPECT_EQ(chat.others[0].capacity.machine_class, "a100");
+  EXPECT_EQ(En(chat.others[0].ratio.value), "0.235");  // 28.2 / 120
+  ExpectModelTraceable(b->analysis.sources, b->model);
+  std::string md;
+  RenderThresholdsSection(b->model, Lang::kEn, md);
+  EXPECT_THAT(md, HasSubstr("Reference: `m1pro`, a dedicated GPU, setting `mac-1 / llama-server / gpu / ctx=4096`."));
+  EXPECT_THAT(md, HasSubstr(" concurrent users. `m1pro` is not faster than `a100`: 28.2 [" +
+                            chat.reference.items_per_second.source_id + "] ÷ 120 [" +
+                            chat.others[0].capacity.items_per_second.source_id + "] = 0.235 [" +
+                            chat.others[0].ratio.source_id + "].\n"));
+  EXPECT_EQ(StrayDigits(md), "");
+}
+
+TEST(DeriveVerdictsTest, CostPerImageAndPerMillionTokens) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  // Best-of-class settings whose class has a price, per task: chat a100, chat m1pro, sd a100, sd m1pro,
+  // solo a100 (no targets entry: one item is one run).
+  ASSERT_EQ(b->model.costs.size(), 5u);
+  const TaskCost& chat_a100 = b->model.costs[0];
+  EXPECT_EQ(chat_a100.task, "chat");
+  EXPECT_EQ(chat_a100.machine_class, "a100");
+  EXPECT_EQ(chat_a100.currency, "USD");
+  EXPECT_EQ(chat_a100.price_per_hour.value, 3.6);
+  EXPECT_THAT(SourceOf(b->analysis, chat_a100.price_per_hour).input_refs, ElementsAre("t.yaml:21"));
+  EXPECT_EQ(SourceOf(b->analysis, chat_a100.cost_per_item).formula, "x1 / 3600 * x2");
+  EXPECT_EQ(En(chat_a100.cost_per_item.value), "0.00000833");
+  ASSERT_TRUE(chat_a100.cost_per_million.has_value());
+  EXPECT_EQ(SourceOf(b->analysis, *chat_a100.cost_per_million).formula, "x1 / 3600 * x2 * 1000000");
+  EXPECT_EQ(En(chat_a100.cost_per_million->value), "8.33");
+  EXPECT_EQ(chat_a100.cost_per_million->unit, "USD/million tokens");
+  const TaskCost& chat_m1pro = b->model.costs[1];
+  EXPECT_EQ(chat_m1pro.currency, "EUR");
+  EXPECT_EQ(En(chat_m1pro.cost_per_million->value), "4.93");  // 0.5 / 3600 / 28.2 * 1e6
+  const TaskCost& sd_a100 = b->model.costs[2];
+  EXPECT_EQ(sd_a100.task, "sd");
+  EXPECT_EQ(En(sd_a100.cost_per_item.value), "0.00190");  // 3.6 / 3600 * 1.9
+  EXPECT_EQ(sd_a100.cost_per_item.unit, "USD/image");
+  EXPECT_FALSE(sd_a100.cost_per_million.has_value());
+  EXPECT_EQ(En(b->model.costs[3].cost_per_item.value), "0.00117");  // 0.5 / 3600 * 8.41
+  const TaskCost& solo = b->model.costs[4];
+  EXPECT_EQ(solo.task, "solo");
+  EXPECT_EQ(solo.item, "run");
+  EXPECT_EQ(solo.cost_per_item.unit, "USD/run");
+  EXPECT_EQ(En(solo.cost_per_item.value), "0.0000250");  // 3.6 / 3600 / 40
+  EXPECT_FALSE(solo.cost_per_million.has_value());
+  ExpectModelTraceable(b->analysis.sources, b->model);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Rules.
+
+std::vector<std::string> Codes(const GuideModel& model) {
+  std::vector<std::string> out;
+  for (const Rule& r : model.rules) out.push_back(r.code + " " + r.task);
+  return out;
+}
+
+const Rule& RuleOf(const GuideModel& model, const std::string& code, const std::string& task) {
+  for (const Rule& r : model.rules) {
+    if (r.code == code && r.task == task) return r;
+  }
+  throw std::runtime_error("no rule " + code + " " + task);
+}
+
+TEST(DeriveRulesTest, EachRuleSupportedByTheDataAndNoOther) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  // Not printed: COLD_START on gpu-box (x1.2), FASTEST_CLASS solo (one class), BEST_SETTING on
+  // a100 (one matrix), MEMORY_NEED for sd (no device memory), CACHE_HITS chat, THROUGHPUT_DROP sd.
+  EXPECT_THAT(Codes(b->model),
+              ElementsAre("GPU_OVER_CPU chat", "COLD_START chat", "CACHE_HITS sd", "THROUGHPUT_DROP chat",
+                          "FASTEST_CLASS chat", "FASTEST_CLASS sd", "BEST_SETTING chat", "FAILED_SETTING solo",
+                          "MEMORY_NEED chat"));
+
+  const Rule& gpu = RuleOf(b->model, "GPU_OVER_CPU", "chat");
+  EXPECT_EQ(gpu.words.at("machine"), "mac-1");
+  EXPECT_EQ(gpu.figures.at("gpu").value, 28.2);
+  EXPECT_EQ(gpu.figures.at("cpu").value, 10);
+  EXPECT_EQ(En(gpu.figures.at("ratio").value), "2.82");
+  EXPECT_EQ(SourceOf(b->analysis, gpu.figures.at("ratio")).formula, "x1 / x2");
+
+  const Rule& cold = RuleOf(b->model, "COLD_START", "chat");
+  EXPECT_EQ(cold.words.at("machine"), "mac-1");
+  EXPECT_EQ(cold.figures.at("cold").value, 5);
+  EXPECT_EQ(cold.figures.at("warm").value, 28.2);
+  EXPECT_EQ(SourceOf(b->analysis, cold.figures.at("ratio")).formula, "x2 / x1");
+  EXPECT_EQ(En(cold.figures.at("ratio").value), "5.64");
+
+  const Rule& cache = RuleOf(b->model, "CACHE_HITS", "sd");
+  EXPECT_EQ(cache.words.at("codes"), "CACHE_HIT");
+  EXPECT_EQ(cache.figures.at("count").value, 1);
+  EXPECT_EQ(SourceOf(b->analysis, cache.figures.at("count")).operation, "count");
+  EXPECT_THAT(SourceOf(b->analysis, cache.figures.at("count")).run_ids, ElementsAre("s3"));
+  EXPECT_THAT(SourceOf(b->analysis, cache.figures.at("count")).provenance, ElementsAre("live"));
+
+  const Rule& drop = RuleOf(b->model, "THROUGHPUT_DROP", "chat");
+  EXPECT_EQ(drop.words.at("reason"), "-46.7% at call 3 vs call 1");
+  EXPECT_THAT(SourceOf(b->analysis, drop.figures.at("count")).run_ids, ElementsAre("c3"));
+
+  const Rule& fastest = RuleOf(b->model, "FASTEST_CLASS", "chat");
+  EXPECT_EQ(fastest.words.at("class"), "a100");
+  EXPECT_EQ(fastest.words.at("second_class"), "m1pro");
+  EXPECT_EQ(En(fastest.figures.at("ratio").value), "4.26");
+
+  const Rule& best = RuleOf(b->model, "BEST_SETTING", "chat");
+  EXPECT_EQ(best.words.at("class"), "m1pro");
+  EXPECT_EQ(best.words.at("best_matrix"), "ctx=4096");
+  EXPECT_EQ(best.words.at("worst_matrix"), "ctx=8192");
+  EXPECT_EQ(En(best.figures.at("ratio").value), "1.41");
+
+  const Rule& failed = RuleOf(b->model, "FAILED_SETTING", "solo");
+  EXPECT_EQ(failed.words.at("mode"), "cpu");
+  EXPECT_EQ(failed.words.at("message"), "out of memory");
+  EXPECT_THAT(SourceOf(b->analysis, failed.figures.at("count")).run_ids, ElementsAre("f1", "f2"));
+
+  const Rule& memory = RuleOf(b->model, "MEMORY_NEED", "chat");
+  EXPECT_EQ(memory.words.at("kind"), "MEMORY_KIND_DEVICE_BUFFER");
+  EXPECT_EQ(memory.words.at("machine"), "gpu-box");
+  EXPECT_EQ(memory.figures.at("gib").value, 2);
+  EXPECT_EQ(memory.figures.at("gib").unit, "GiB");
+  EXPECT_EQ(SourceOf(b->analysis, memory.figures.at("gib")).formula, "x1 / 1073741824");
+
+  ExpectModelTraceable(b->analysis.sources, b->model);
+}
+
+TEST(DeriveRulesTest, NoRuleWithoutSupport) {
+  // One class, one mode, one matrix, warm runs only, no flag, no memory.
+  std::vector<v1::RunRecord> records;
+  for (int i = 0; i < 3; ++i) {
+    records.push_back(
+        Make({"r" + std::to_string(i), "chat", "mac-1", "gpu", "4096", v1::PHASE_WARM, kTps, 30.0 + i}, i));
+  }
+  auto b = Derive(Context(kTargetsYaml), records);
+  EXPECT_TRUE(b->model.rules.empty());
+  EXPECT_TRUE(b->model.thresholds.empty());
+  std::string out;
+  RenderRulesSection(b->model, Lang::kEn, out);
+  EXPECT_EQ(out, "## Rules\n\nEach rule is printed only when the measurements support it, and cites the figures "
+                 "it rests on.\n\nThe measurements support no rule yet.\n\n");
+}
+
+// ------------------------------------------------------------------------------------------------
+// All of it: series first, then verdicts, then rules.
+
+TEST(BuildGuideModelTest, SummarizesSeriesThenDerivesVerdictsAndRules) {
+  auto derived = Derive(Context(kTargetsYaml), Fleet());
+  GuideContext context = Context(kTargetsYaml);
+  std::vector<v1::RunRecord> records = Fleet();
+  Analysis analysis = Analyze(records);
+  const size_t table_sources = analysis.sources.sources().size();
+  GuideModel model = BuildGuideModel(records, context, DefaultMachineOf, &analysis);
+  EXPECT_EQ(model.targets, &context.targets);
+  ASSERT_EQ(model.series.size(), 2u);
+  EXPECT_EQ(model.series[0].machine, "gpu-box");
+  EXPECT_EQ(model.series[0].machine_class, "a100");
+  EXPECT_EQ(model.series[1].machine, "mac-1");
+  EXPECT_EQ(Codes(model), Codes(derived->model));
+  // The series' sources come first, so every later id is shifted by their number.
+  const size_t series_sources = analysis.sources.sources().size() - derived->analysis.sources.sources().size();
+  auto shifted = [&](const Figure& f) {
+    return "S" + std::to_string(std::stoul(f.source_id.substr(1)) + series_sources);
+  };
+  const CellVerdict& built = VerdictsOf(model, "chat").cells[0];
+  const CellVerdict& plain = VerdictsOf(derived->model, "chat").cells[0];
+  EXPECT_GT(std::stoul(built.uses[0].target.source_id.substr(1)), table_sources + series_sources);
+  EXPECT_EQ(built.uses[0].target.source_id, shifted(plain.uses[0].target));
+  EXPECT_EQ(model.rules.back().figures.at("gib").source_id, shifted(derived->model.rules.back().figures.at("gib")));
+  ExpectModelTraceable(analysis.sources, model);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Sections.
+
+std::string Sections(const GuideModel& model, Lang lang) {
+  std::string out;
+  RenderVerdictsSection(model, lang, out);
+  RenderThresholdsSection(model, lang, out);
+  RenderCostSection(model, lang, out);
+  RenderRulesSection(model, lang, out);
+  return out;
+}
+
+std::string R(const Figure& f, Lang lang) { return FormatNumber(f.value, lang) + " [" + f.source_id + "]"; }
+
+TEST(RenderModelTest, EnglishSectionsShowVerdictsArithmeticAndRules) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  std::string md = Sections(b->model, Lang::kEn);
+  const Lang en = Lang::kEn;
+  const TaskVerdicts& chat = VerdictsOf(b->model, "chat");
+  const CellVerdict& m1 = chat.cells[2];
+  EXPECT_THAT(md, HasSubstr("## Verdicts\n\nTargets used: `t.yaml`."));
+  EXPECT_THAT(md, HasSubstr("### Task `chat`\n\nTargets entry `chat*`: one item is one token.\n\n- interactive: at "
+                            "least " + R(m1.uses[0].target, en) + " tokens per second (one concurrent user)\n- batch: "
+                            "at least " + R(m1.uses[1].target, en) + " tokens per second\n"));
+  EXPECT_THAT(md, HasSubstr("| Class | Setting | Figure | Basis | s/token | interactive | batch | Best of class |\n"));
+  EXPECT_THAT(md, HasSubstr("| `m1pro` | `mac-1 / llama-server / gpu / ctx=4096` | 28.2 [" + m1.figure.source_id +
+                            "] tokens/s | worst run | " + R(m1.seconds_per_item, en) + " | fine | not | yes |\n"));
+  EXPECT_THAT(md, HasSubstr("- `m1pro`: best setting `mac-1 / llama-server / gpu / ctx=4096`: 0.0355 [" +
+                            m1.seconds_per_item.source_id + "] s/token: fine for interactive, not for batch.\n"));
+  const CellVerdict& sd_m1 = VerdictsOf(b->model, "sd").cells[1];
+  EXPECT_THAT(md, HasSubstr("- `m1pro`: best setting `mac-1 / comfyui / gpu`: 8.41 [" +
+                            sd_m1.seconds_per_item.source_id + "] s/image: fine for iteration, not for batch.\n"));
+  EXPECT_THAT(md, HasSubstr("### Task `solo`\n\nNo entry of the targets matches this task"));
+
+  const TaskThreshold& th = b->model.thresholds[0];
+  EXPECT_THAT(md, HasSubstr("## Thresholds for moving to a dedicated GPU\n\n"));
+  EXPECT_THAT(md, HasSubstr("Reference: `a100`, a dedicated GPU, setting `gpu-box / llama-server / gpu / ctx=4096`."));
+  EXPECT_THAT(md, HasSubstr("- `a100` `gpu-box / llama-server / gpu / ctx=4096`: " +
+                            R(th.reference.items_per_second, en) + " tokens/s × `3600` s/h × 20.0 [" +
+                            th.hours_per_day.source_id + "] h/day = 8640000 [" +
+                            th.reference.items_per_day.source_id + "] tokens/day; " +
+                            R(th.reference.items_per_second, en) + " tokens/s ÷ 10.0 [" + th.per_user->source_id +
+                            "] tokens/s per user = 12.0 [" + th.reference.concurrent_users->source_id +
+                            "] concurrent users.\n"));
+  const auto& other = th.others[0];
+  EXPECT_THAT(md, HasSubstr("Above 2030400 [" + other.capacity.items_per_day.source_id +
+                            "] tokens/day, `m1pro` no longer keeps up and `a100` does: " +
+                            R(th.reference.items_per_second, en) + " ÷ " + R(other.capacity.items_per_second, en) +
+                            " = 4.26 [" + other.ratio.source_id + "] times its rate.\n"));
+
+  const TaskCost& cost = b->model.costs[0];
+  EXPECT_THAT(md, HasSubstr("- `chat` on `a100` `gpu-box / llama-server / gpu / ctx=4096`: 3.60 [" +
+                            cost.price_per_hour.source_id + "] USD/h ÷ `3600` s/h × " +
+                            R(chat.cells[0].seconds_per_item, en) + " s/token = 0.00000833 [" +
+                            cost.cost_per_item.source_id + "] USD/token; × `1000000` = 8.33 [" +
+                            cost.cost_per_million->source_id + "] USD per million tokens.\n"));
+
+  const Rule& gpu = RuleOf(b->model, "GPU_OVER_CPU", "chat");
+  EXPECT_THAT(md, HasSubstr("- Run `chat` on the GPU on `mac-1`: 2.82 [" + gpu.figures.at("ratio").source_id +
+                            "] times the CPU's rate (" + R(gpu.figures.at("gpu"), en) + " vs " +
+                            R(gpu.figures.at("cpu"), en) + " tokens/s; GPU `llama-server / ctx=4096`, CPU "
+                            "`llama-server / ctx=4096`).\n"));
+  const Rule& drop = RuleOf(b->model, "THROUGHPUT_DROP", "chat");
+  EXPECT_THAT(md, HasSubstr("- `chat`: runs with a throughput drop across consecutive warm calls: 1 [" +
+                            drop.figures.at("count").source_id + "] (first: `-46.7% at call 3 vs call 1`). Publish "
+                            "every run, never a median over a few calls.\n"));
+  const Rule& cache = RuleOf(b->model, "CACHE_HITS", "sd");
+  EXPECT_THAT(md, HasSubstr("- `sd`: runs served from a cache (`CACHE_HIT`): 1 [" +
+                            cache.figures.at("count").source_id + "]. Change the seed or turn the prompt cache off; "
+                            "they are kept out of every figure.\n"));
+  const Rule& memory = RuleOf(b->model, "MEMORY_NEED", "chat");
+  EXPECT_THAT(md, HasSubstr("- `chat` needs up to 2.00 [" + memory.figures.at("gib").source_id +
+                            "] GiB of `MEMORY_KIND_DEVICE_BUFFER` on `gpu-box` `llama-server / gpu / ctx=4096`.\n"));
+  const Rule& failed = RuleOf(b->model, "FAILED_SETTING", "solo");
+  EXPECT_THAT(md, HasSubstr("- `solo` fails on `gpu-box` `llama-server / cpu`: every run failed (2 [" +
+                            failed.figures.at("count").source_id + "]; first error: `out of memory`).\n"));
+  EXPECT_EQ(StrayDigits(md), "");
+}
+
+TEST(RenderModelTest, FrenchSectionsUseDecimalCommasAndTheirOwnWords) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  std::string md = Sections(b->model, Lang::kFr);
+  const TaskVerdicts& chat = VerdictsOf(b->model, "chat");
+  const CellVerdict& m1 = chat.cells[2];
+  EXPECT_THAT(md, HasSubstr("## Verdicts\n\nObjectifs utilisés : `t.yaml`."));
+  EXPECT_THAT(md, HasSubstr("- `m1pro` : meilleur réglage `mac-1 / llama-server / gpu / ctx=4096` : 0,0355 [" +
+                            m1.seconds_per_item.source_id + "] s/jeton : convient pour interactive, pas pour batch.\n"));
+  EXPECT_THAT(md, HasSubstr("| `m1pro` | `mac-1 / llama-server / gpu / ctx=4096` | 28,2 [" + m1.figure.source_id +
+                            "] tokens/s | pire exécution | 0,0355 [" + m1.seconds_per_item.source_id +
+                            "] | convient | non | oui |\n"));
+  const TaskThreshold& th = b->model.thresholds[0];
+  EXPECT_THAT(md, HasSubstr("## Seuils de passage à un GPU dédié\n\n"));
+  EXPECT_THAT(md, HasSubstr("× `3600` s/h × 20,0 [" + th.hours_per_day.source_id + "] h/jour = 8640000 [" +
+                            th.reference.items_per_day.source_id + "] jetons/jour ; "));
+  const TaskCost& cost = b->model.costs[0];
+  EXPECT_THAT(md, HasSubstr("## Coût\n\n"));
+  EXPECT_THAT(md, HasSubstr("= 0,00000833 [" + cost.cost_per_item.source_id + "] USD/jeton ; × `1000000` = 8,33 [" +
+                            cost.cost_per_million->source_id + "] USD par million de jetons.\n"));
+  EXPECT_THAT(md, HasSubstr("## Règles\n\n"));
+  const Rule& cold = RuleOf(b->model, "COLD_START", "chat");
+  EXPECT_THAT(md, HasSubstr("- Tenir à part les appels à froid pour `chat` sur `mac-1` `llama-server / gpu / "
+                            "ctx=4096` : le premier appel prend 5,64 [" + cold.figures.at("ratio").source_id +
+                            "] fois plus de temps par jeton qu'un appel à chaud (5,00 [" +
+                            cold.figures.at("cold").source_id + "] tokens/s contre 28,2 [" +
+                            cold.figures.at("warm").source_id + "] tokens/s).\n"));
+  const Rule& failed = RuleOf(b->model, "FAILED_SETTING", "solo");
+  EXPECT_THAT(md, HasSubstr("- `solo` échoue sur `gpu-box` `llama-server / cpu` : toutes les exécutions ont échoué "
+                            "(2 [" + failed.figures.at("count").source_id + "] ; première erreur : `out of memory`).\n"));
+  EXPECT_THAT(md, Not(HasSubstr("Thresholds")));
+  EXPECT_EQ(StrayDigits(md), "");
+}
+
+TEST(RenderModelTest, DefaultTargetsWithoutPriceOrSecondClassSaySo) {
+  std::vector<v1::RunRecord> records = {
+      Make({"r1", "llama-qwen2.5-3b-q4km", "mac-1", "gpu", "", v1::PHASE_WARM, kTps, 30.0}, 0)};
+  GuideContext context;
+  context.targets = DefaultTargets();
+  auto b = Derive(context, records);
+  ASSERT_EQ(b->model.verdicts.size(), 1u);
+  const CellVerdict& v = b->model.verdicts[0].cells.at(0);
+  EXPECT_EQ(v.machine_class, "mac-1");  // no class known: the machine label
+  EXPECT_THAT(SourceOf(b->analysis, v.uses[0].target).input_refs, ElementsAre("default-targets.yaml:51"));
+  std::string md = Sections(b->model, Lang::kEn);
+  EXPECT_THAT(md, HasSubstr("Targets used: `default-targets.yaml`."));
+  EXPECT_THAT(md, HasSubstr("## Thresholds for moving to a dedicated GPU\n\nCapacity of each class' best setting: "
+                            "its rate × `3600` s/h × the hours worked per day (targets); above that workload the "
+                            "setting no longer keeps up. Concurrent users: its rate ÷ the rate one interactive user "
+                            "needs (targets).\n\nNo task was measured on two classes or more: no threshold.\n\n"));
+  EXPECT_THAT(md, HasSubstr("\n\nNo measured class has a price per hour in the targets: no cost is computed.\n\n"));
+  EXPECT_THAT(md, HasSubstr("- `mac-1`: best setting `mac-1 / llama-server / gpu`: 0.0333 [" +
+                            v.seconds_per_item.source_id + "] s/token: fine for interactive, not for batch.\n"));
+  EXPECT_EQ(StrayDigits(md), "");
+  std::string fr = Sections(b->model, Lang::kFr);
+  EXPECT_THAT(fr, HasSubstr("Aucune tâche n'a été mesurée sur au moins deux classes : pas de seuil.\n\n"));
+  EXPECT_EQ(StrayDigits(fr), "");
+}
+
+}  // namespace
+}  // namespace benchfleet::synthesis

@@ -1,2 +1,222 @@
-// (being written)
+// RenderHtml (synthesis/render/html.h): each Markdown construct of the guide, escaping, inline
+// charts with unique ids, unknown images, determinism. Exact expected bytes.
+#include "synthesis/render/html.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "synthesis/analysis/table.h"
+#include "synthesis/render/render.h"
+
+namespace benchfleet::synthesis {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The content of <main>, where the converted Markdown goes.
+std::string Body(const std::string& html) {
+  size_t begin = html.find("<main>\n");
+  size_t end = html.rfind("</main>\n");
+  if (begin == std::string::npos || end == std::string::npos) return "NO <main> IN " + html;
+  return html.substr(begin + 7, end - begin - 7);
+}
+
+std::string BodyOf(const std::string& markdown, const std::map<std::string, std::string>& charts = {}) {
+  return Body(RenderHtml(markdown, charts, Lang::kEn));
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = 0; (p = text.find(needle, p)) != std::string::npos; p += needle.size()) ++n;
+  return n;
+}
+
+TEST(RenderHtmlTest, DocumentHeadAndTail) {
+  std::string html = RenderHtml("# Guide <b>x</b> `a`\n\ntext\n", {}, Lang::kFr);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>\n<html lang=\"fr\">\n<head>\n<meta charset=\"utf-8\">\n"
+                       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                       "<title>Guide &lt;b&gt;x&lt;/b&gt; a</title>\n<style>\n",
+                       0),
+            0u)
+      << html;
+  EXPECT_EQ(Count(html, "<style>"), 1u);
+  EXPECT_THAT(html, HasSubstr("body{margin:0;"));
+  EXPECT_THAT(html, HasSubstr("font-size:16px;"));
+  EXPECT_THAT(html, HasSubstr(".table-wrap{overflow-x:auto;"));
+  EXPECT_THAT(html, HasSubstr("overflow-wrap:anywhere"));
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_EQ(html.substr(html.size() - 24), "</main>\n</body>\n</html>\n");
+  EXPECT_EQ(Body(html), "<h1 id=\"guide-bxb-a\">Guide &lt;b&gt;x&lt;/b&gt; <code>a</code></h1>\n<p>text</p>\n");
+  EXPECT_THAT(RenderHtml("# T\n", {}, Lang::kEn), HasSubstr("<html lang=\"en\">\n"));
+  EXPECT_THAT(RenderHtml("no heading\n", {}, Lang::kEn), HasSubstr("<title>benchfleet</title>\n"));
+}
+
+TEST(RenderHtmlTest, HeadingsGetUniqueSlugs) {
+  EXPECT_EQ(BodyOf("# Sizing guide (SIMULATED)\n\n## Synthesis table\n\n### Task `llama 7B Q4_0 pp512`\n\n"
+                   "#### Traps\n\n## Traps\n\n### Exécutions en échec — « x »\n"),
+            "<h1 id=\"sizing-guide-simulated\">Sizing guide (SIMULATED)</h1>\n"
+            "<h2 id=\"synthesis-table\">Synthesis table</h2>\n"
+            "<h3 id=\"task-llama-7b-q4_0-pp512\">Task <code>llama 7B Q4_0 pp512</code></h3>\n"
+            "<h4 id=\"traps\">Traps</h4>\n"
+            "<h2 id=\"traps-2\">Traps</h2>\n"
+            "<h3 id=\"exécutions-en-échec-x\">Exécutions en échec — « x »</h3>\n");
+}
+
+TEST(RenderHtmlTest, ParagraphsAndInlineMarkup) {
+  EXPECT_EQ(BodyOf("**Warning:** some records are `simulated`; see [sources](sources.csv#S3).\n"
+                   "Second line 52.9 [S3], a \\| b, a*b, 2 ** 3.\n\nNext paragraph.\n"),
+            "<p><strong>Warning:</strong> some records are <code>simulated</code>; see "
+            "<a href=\"sources.csv#S3\">sources</a>.\nSecond line 52.9 [S3], a | b, a*b, 2 ** 3.</p>\n"
+            "<p>Next paragraph.</p>\n");
+  EXPECT_EQ(BodyOf("**bold `a**b` end** `` a`b `` `unclosed\n"),
+            "<p><strong>bold <code>a**b</code> end</strong> <code>a`b</code> `unclosed</p>\n");
+}
+
+TEST(RenderHtmlTest, UnsafeLinksShowTheirTextOnly) {
+  EXPECT_EQ(BodyOf("[a](javascript:alert(1)) [b](https://example.org/x_(y)) [c](mailto:a@b) [d](DATA:x)\n"),
+            "<p>a <a href=\"https://example.org/x_(y)\">b</a> <a href=\"mailto:a@b\">c</a> d</p>\n");
+}
+
+TEST(RenderHtmlTest, BulletAndOrderedLists) {
+  EXPECT_EQ(BodyOf("Intro:\n- `t` — run `r1` (call 2) — FAILED: x\n- second\n  - nested **n**\n- third\n\n"
+                   "1. one\n2. two\n\nafter\n"),
+            "<p>Intro:</p>\n<ul>\n<li><code>t</code> — run <code>r1</code> (call 2) — FAILED: x</li>\n"
+            "<li>second\n<ul>\n<li>nested <strong>n</strong></li>\n</ul>\n</li>\n<li>third</li>\n</ul>\n"
+            "<ol>\n<li>one</li>\n<li>two</li>\n</ol>\n<p>after</p>\n");
+}
+
+TEST(RenderHtmlTest, PipeTablesInAScrollingBox) {
+  EXPECT_EQ(BodyOf("## Table\n\n| Machine | Metric | Values |\n|---|:---:|---:|\n"
+                   "| `a\\|b` | tokens/s \\| x | 52.9 [S1], 30.0 [S2] |\n| short |\n"),
+            "<h2 id=\"table\">Table</h2>\n"
+            "<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-labelledby=\"table\">\n<table>\n"
+            "<thead>\n<tr><th>Machine</th><th style=\"text-align:center\">Metric</th>"
+            "<th style=\"text-align:right\">Values</th></tr>\n</thead>\n<tbody>\n"
+            "<tr><td><code>a|b</code></td><td style=\"text-align:center\">tokens/s | x</td>"
+            "<td style=\"text-align:right\">52.9 [S1], 30.0 [S2]</td></tr>\n"
+            "<tr><td>short</td><td style=\"text-align:center\"></td><td style=\"text-align:right\"></td></tr>\n"
+            "</tbody>\n</table>\n</div>\n");
+}
+
+TEST(RenderHtmlTest, FencedCode) {
+  EXPECT_EQ(BodyOf("```\n1000 images/day / 86400 s < 2 **x**\n```\n"),
+            "<pre><code>1000 images/day / 86400 s &lt; 2 **x**\n</code></pre>\n");
+}
+
+v1::RunRecord MakeRun(const std::string& task, const std::string& id, v1::RunStatus::Code code) {
+  v1::RunRecord r;
+  r.set_run_id(id);
+  r.set_task(task);
+  r.set_agent_id("<i>host</i>");
+  r.set_backend("llama-server");
+  r.set_mode("gpu");
+  r.set_phase(v1::PHASE_WARM);
+  r.set_call_index(1);
+  r.mutable_start_time()->set_seconds(100);
+  r.mutable_status()->set_code(code);
+  if (code == v1::RunStatus::CODE_FAILED) r.mutable_status()->set_message("bad \"<script>x</script>\" & more");
+  r.mutable_provenance()->set_kind(v1::Provenance::KIND_LIVE);
+  auto* m = r.add_metrics();
+  m->set_name("tokens_per_second");
+  m->set_value(12.5);
+  m->set_unit("tokens/s");
+  return r;
+}
+
+TEST(RenderHtmlTest, EscapesAllText) {
+  EXPECT_EQ(BodyOf("## <script>alert(\"h\")</script>\n\n"
+                   "| Task | Error |\n|---|---|\n| `<script>x</script>` | <img src=x onerror=alert(1)> & \"q\" |\n\n"
+                   "- <b>bold</b> `a & b`\n"),
+            "<h2 id=\"scriptalerthscript\">&lt;script&gt;alert(&quot;h&quot;)&lt;/script&gt;</h2>\n"
+            "<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-labelledby=\"scriptalerthscript\">\n"
+            "<table>\n<thead>\n<tr><th>Task</th><th>Error</th></tr>\n</thead>\n<tbody>\n"
+            "<tr><td><code>&lt;script&gt;x&lt;/script&gt;</code></td>"
+            "<td>&lt;img src=x onerror=alert(1)&gt; &amp; &quot;q&quot;</td></tr>\n</tbody>\n</table>\n</div>\n"
+            "<ul>\n<li>&lt;b&gt;bold&lt;/b&gt; <code>a &amp; b</code></li>\n</ul>\n");
+}
+
+// A task name, a machine label and an error message with markup, through the real Markdown of
+// the guide (whose wording other sections change: only the escaped forms are asserted).
+TEST(RenderHtmlTest, EscapesMarkupFromRecords) {
+  const std::string task = "<script>alert(1)</script>|x";
+  Analysis a =
+      Analyze({MakeRun(task, "r1", v1::RunStatus::CODE_OK), MakeRun(task, "r2", v1::RunStatus::CODE_FAILED)});
+  std::string md = RenderMarkdown(a, Lang::kEn);
+  std::string html = RenderHtml(md, {}, Lang::kEn);
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_THAT(html, Not(HasSubstr("<i>")));
+  EXPECT_THAT(html, HasSubstr("<code>&lt;script&gt;alert(1)&lt;/script&gt;|x</code></h3>\n"));
+  EXPECT_THAT(html, HasSubstr("&lt;i&gt;host&lt;/i&gt;"));
+  EXPECT_THAT(html, HasSubstr("bad &quot;&lt;script&gt;x&lt;/script&gt;&quot; &amp; more"));
+  // The charts' image alt texts carry the task name too; not in `charts`, they stay <img>.
+  EXPECT_THAT(html, HasSubstr(" — &lt;script&gt;alert(1)&lt;/script&gt;|x\"></p>\n"));
+}
+
+const char kChart[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 800.0 416.0\" role=\"img\" "
+    "aria-labelledby=\"chart-title chart-desc\" font-family=\"sans-serif\" font-size=\"12\">\n"
+    "<title id=\"chart-title\">T &lt;1&gt;</title>\n<desc id=\"chart-desc\">D</desc>\n"
+    "<defs><clipPath id=\"clip\"><rect width=\"1\" height=\"1\"/></clipPath></defs>\n"
+    "<g clip-path=\"url(#clip)\"><use href=\"#clip\"/><use href=\"#elsewhere\"/></g>\n"
+    "<text x=\"1\" y=\"2\" font-size=\"15\">id=&quot;chart-title&quot;</text>\n"
+    "</svg>\n";
+
+TEST(RenderHtmlTest, ChartsInlineWithUniqueIds) {
+  std::map<std::string, std::string> charts = {{"a.svg", kChart}, {"b.svg", kChart}};
+  std::string body = BodyOf("### Task\n\n![Figure — a \\| b](a.svg)\n\n![Figure — b](b.svg)\n", charts);
+  const std::string svg_body =
+      " aria-labelledby=\"{P}chart-title {P}chart-desc\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<title id=\"{P}chart-title\">T &lt;1&gt;</title>\n<desc id=\"{P}chart-desc\">D</desc>\n"
+      "<defs><clipPath id=\"{P}clip\"><rect width=\"1\" height=\"1\"/></clipPath></defs>\n"
+      "<g clip-path=\"url(#{P}clip)\"><use href=\"#{P}clip\"/><use href=\"#elsewhere\"/></g>\n"
+      "<text x=\"1\" y=\"2\" font-size=\"15\">id=&quot;chart-title&quot;</text>\n"
+      "</svg>";
+  auto figure = [&](const std::string& p, const std::string& caption) {
+    std::string svg = svg_body;
+    for (size_t pos = 0; (pos = svg.find("{P}", pos)) != std::string::npos;) svg.replace(pos, 3, p);
+    return "<figure class=\"chart\">\n<div class=\"chart-scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\"" +
+           p + "caption\">\n<svg style=\"min-width:800px\" xmlns=\"http://www.w3.org/2000/svg\" "
+           "viewBox=\"0 0 800.0 416.0\" role=\"img\"" + svg + "\n</div>\n<figcaption id=\"" + p + "caption\">" +
+           caption + "</figcaption>\n</figure>\n";
+  };
+  EXPECT_EQ(body, "<h3 id=\"task\">Task</h3>\n" + figure("fig1-", "Figure — a | b") + figure("fig2-", "Figure — b"));
+  EXPECT_THAT(body, Not(HasSubstr("<?xml")));
+  EXPECT_EQ(Count(body, "id=\"fig1-chart-title\""), 1u);
+  EXPECT_EQ(Count(body, "id=\"fig2-chart-title\""), 1u);
+  EXPECT_EQ(Count(body, " id=\"chart-title\""), 0u);
+}
+
+TEST(RenderHtmlTest, SmallChartTextWidensTheChart) {
+  std::string svg = "<svg viewBox=\"0 0 600 300\" style=\"color:red\"><text font-size=\"9\">x</text></svg>";
+  EXPECT_THAT(BodyOf("![c](c.svg)\n", {{"c.svg", svg}}),
+              HasSubstr("<svg viewBox=\"0 0 600 300\" style=\"min-width:800px;color:red\"><text font-size=\"9\">"));
+}
+
+TEST(RenderHtmlTest, UnknownImageStaysAnImage) {
+  EXPECT_EQ(BodyOf("![Memory <b>](chart-x.en.svg)\n\nSee ![a](b.png) inline.\n", {{"other.svg", kChart}}),
+            "<p><img src=\"chart-x.en.svg\" alt=\"Memory &lt;b&gt;\"></p>\n"
+            "<p>See <img src=\"b.png\" alt=\"a\"> inline.</p>\n");
+  // A chart named mid-paragraph is not a figure either.
+  EXPECT_EQ(BodyOf("x ![a](other.svg)\n", {{"other.svg", kChart}}), "<p>x <img src=\"other.svg\" alt=\"a\"></p>\n");
+}
+
+TEST(RenderHtmlTest, SameInputSameBytes) {
+  Analysis a =
+      Analyze({MakeRun("chat", "r1", v1::RunStatus::CODE_OK), MakeRun("chat", "r2", v1::RunStatus::CODE_FAILED)});
+  for (Lang lang : {Lang::kFr, Lang::kEn}) {
+    std::string md = RenderMarkdown(a, lang);
+    std::map<std::string, std::string> charts = {{ChartFileName("chat", lang), RenderCallIndexChart(a, "chat", lang)}};
+    std::string first = RenderHtml(md, charts, lang);
+    EXPECT_EQ(first, RenderHtml(md, charts, lang));
+    EXPECT_THAT(first, HasSubstr("<figure class=\"chart\">"));
+    EXPECT_THAT(first, HasSubstr("id=\"fig1-chart-title\""));
+  }
+}
+
+}  // namespace
+}  // namespace benchfleet::synthesis

@@ -115,22 +115,25 @@ TEST(RenderMarkdownTest, EnglishRowsTitleAndTraps) {
   const Cell& gpu = CellOf(a, "gpu");
   ASSERT_EQ(gpu.runs.size(), 4u);
   ASSERT_FALSE(gpu.median.has_value());
-  std::string gpu_row = "| host-gpu | llama-server | gpu | n_predict=128 | warm | tokens_per_second (tokens/s) | " +
+  std::string gpu_row = "| `host-gpu` | `llama-server` | `gpu` | `n_predict=128` | warm | "
+                        "`tokens_per_second (tokens/s)` | " +
                         Refs(gpu, {"52.9", "30.0", "28.2", "27.9"}) + " | 27.9 [" + gpu.min->source_id + "] – 52.9 [" +
-                        gpu.max->source_id + "] | — | 1 |\n";
+                        gpu.max->source_id + "] | — | 1 [" + gpu.excluded_count->source_id + "] |\n";
   EXPECT_THAT(md, HasSubstr(gpu_row));
   const Cell& cpu = CellOf(a, "cpu");
   ASSERT_TRUE(cpu.median.has_value());
-  std::string cpu_row = "| host-cpu | llama-server | cpu | n_predict=128 | cold | tokens_per_second (tokens/s) | " +
+  std::string cpu_row = "| `host-cpu` | `llama-server` | `cpu` | `n_predict=128` | cold | "
+                        "`tokens_per_second (tokens/s)` | " +
                         Refs(cpu, {"8.41", "8.37", "8.52", "8.40", "8.44"}) + " | 8.37 [" + cpu.min->source_id +
-                        "] – 8.52 [" + cpu.max->source_id + "] | 8.41 [" + cpu.median->source_id + "] | 1 |\n";
+                        "] – 8.52 [" + cpu.max->source_id + "] | 8.41 [" + cpu.median->source_id + "] | 1 [" +
+                        cpu.excluded_count->source_id + "] |\n";
   EXPECT_THAT(md, HasSubstr(cpu_row));
-  EXPECT_THAT(md, HasSubstr("### Cache hits (excluded)\n\n- `chat-7b` — host-gpu / llama-server / gpu / n_predict=128 / "
-                            "warm — run `g5` (call 5) — CACHE_HIT: prompt served from the cache\n"));
-  EXPECT_THAT(md, HasSubstr("### Throughput drops\n\n- `chat-7b` — host-gpu / llama-server / gpu / n_predict=128 / "
-                            "warm — run `g2` (call 2) — THROUGHPUT_DROP: -43% from call 1 to call 2\n"));
-  EXPECT_THAT(md, HasSubstr("### Failed runs\n\n- `chat-7b` — host-cpu / llama-server / cpu / n_predict=128 / "
-                            "cold — run `c6` (call 6) — FAILED: CUDA error: out of memory\n"));
+  EXPECT_THAT(md, HasSubstr("### Cache hits (excluded)\n\n- `chat-7b` — `host-gpu / llama-server / gpu / n_predict=128 / "
+                            "warm` — run `g5` (call `5`) — `CACHE_HIT`: `prompt served from the cache`\n"));
+  EXPECT_THAT(md, HasSubstr("### Throughput drops\n\n- `chat-7b` — `host-gpu / llama-server / gpu / n_predict=128 / "
+                            "warm` — run `g2` (call `2`) — `THROUGHPUT_DROP`: `-43% from call 1 to call 2`\n"));
+  EXPECT_THAT(md, HasSubstr("### Failed runs\n\n- `chat-7b` — `host-cpu / llama-server / cpu / n_predict=128 / "
+                            "cold` — run `c6` (call `6`) — `FAILED`: `CUDA error: out of memory`\n"));
 }
 
 TEST(RenderMarkdownTest, FrenchUsesDecimalCommaAndCatalogue) {
@@ -138,12 +141,14 @@ TEST(RenderMarkdownTest, FrenchUsesDecimalCommaAndCatalogue) {
   std::string md = RenderMarkdown(a, Lang::kFr);
   EXPECT_EQ(md.rfind("# Guide de dimensionnement (SIMULÉ)\n", 0), 0u) << md;
   const Cell& gpu = CellOf(a, "gpu");
-  EXPECT_THAT(md, HasSubstr("| host-gpu | llama-server | gpu | n_predict=128 | à chaud | tokens_per_second (tokens/s) | " +
+  EXPECT_THAT(md, HasSubstr("| `host-gpu` | `llama-server` | `gpu` | `n_predict=128` | à chaud | "
+                            "`tokens_per_second (tokens/s)` | " +
                             Refs(gpu, {"52,9", "30,0", "28,2", "27,9"}) + " | 27,9 [" + gpu.min->source_id +
-                            "] – 52,9 [" + gpu.max->source_id + "] | — | 1 |\n"));
+                            "] – 52,9 [" + gpu.max->source_id + "] | — | 1 [" + gpu.excluded_count->source_id +
+                            "] |\n"));
   EXPECT_THAT(md, Not(HasSubstr("52.9")));
   EXPECT_THAT(md, HasSubstr("### Exécutions en échec\n"));
-  EXPECT_THAT(md, HasSubstr("exécution `c6` (appel 6) — FAILED: CUDA error: out of memory"));
+  EXPECT_THAT(md, HasSubstr("exécution `c6` (appel `6`) — `FAILED`: `CUDA error: out of memory`"));
   EXPECT_THAT(md, HasSubstr("### Chutes de débit\n"));
 }
 
@@ -210,6 +215,7 @@ double Expected(const Source& s) {
   if (s.operation == "median") return Quantile(v, 0.5);
   if (s.operation == "q1") return Quantile(v, 0.25);
   if (s.operation == "q3") return Quantile(v, 0.75);
+  if (s.operation == "count") return static_cast<double>(s.run_ids.size());
   ADD_FAILURE() << "operation " << s.operation;
   return 0;
 }
@@ -244,12 +250,15 @@ TEST(RenderMarkdownTest, EveryPrintedFigureMatchesItsSource) {
         ++refs;
         const Source* s = a.sources.Find((*it)[2]);
         ASSERT_NE(s, nullptr) << (*it)[2];
-        EXPECT_EQ((*it)[1].str(), FormatNumber(Expected(*s), lang)) << s->id << " in " << line;
+        std::string expected = s->operation == "count" ? std::to_string(static_cast<long>(Expected(*s)))
+                                                       : FormatNumber(Expected(*s), lang);
+        EXPECT_EQ((*it)[1].str(), expected) << s->id << " in " << line;
       }
     }
     EXPECT_EQ(rows, 3);
-    // cpu: 5 values + min + max + median; gpu: 4 + min + max; big: 5-number summary + min, max, median.
-    EXPECT_EQ(refs, 8 + 6 + 8);
+    // cpu: 5 values + min + max + median + excluded count; gpu: 4 + min + max + excluded count; big:
+    // 5-number summary + min, max, median.
+    EXPECT_EQ(refs, 9 + 7 + 8);
   }
 }
 

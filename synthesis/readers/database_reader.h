@@ -1,0 +1,52 @@
+// Reads run records straight from a coordinator's PostgreSQL database (the `runs` and `conditions`
+// tables of coordinator/migrations), for `benchfleet guide --database-url` and the guide
+// benchmark. The one SQL outside coordinator/store/, read-only; libpqxx stays inside the .cc and
+// its exceptions become Status. Stateless; thread-safe (each call opens its own connection).
+#ifndef BENCHFLEET_SYNTHESIS_READERS_DATABASE_READER_H_
+#define BENCHFLEET_SYNTHESIS_READERS_DATABASE_READER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "benchfleet/v1/record.pb.h"
+#include "synthesis/readers/measurement_files.h"
+
+namespace benchfleet::synthesis {
+
+// Which runs a guide reads; each part that is set must match (the same rule as Admin ListRuns).
+struct RecordFilter {
+  std::vector<std::string> tasks;   // the run's task is one of these; empty: every task
+  std::optional<absl::Time> since;  // start_time >= since; a run without start_time never matches
+};
+
+// True when `record` passes `filter` (what the SQL of ReadRecordsFromDatabase selects).
+bool RecordMatches(const RecordFilter& filter, const v1::RunRecord& record);
+
+// Sorts records oldest first: runs without a start_time first, then by start_time, then by
+// lower-cased run_id (the order of Admin ListRuns reversed; PostgreSQL orders uuids that way).
+void SortRecordsOldestFirst(std::vector<v1::RunRecord>* records);
+
+// The one statement that reads the records (what the guide benchmark times against a plain
+// `COPY (SELECT record FROM runs) TO STDOUT`), for the tasks and time of `filter`; `quoted_tasks`
+// are the tasks as SQL literals (quoted by the connection).
+std::string RecordsCopySql(const std::vector<std::string>& quoted_tasks, const std::optional<absl::Time>& since);
+
+// Undoes COPY's text-format escaping of one field (\\, \n, \t, \r, \b, \f, \v, \ooo, \xhh) in
+// place; `line` is one row of a single-column COPY without its line end.
+void UnescapeCopyText(std::string* line);
+
+// Returns the records of the runs matching `filter`, oldest first (start_time, runs without one
+// first, then run_id: the order Admin ListRuns gives once reversed), read with one
+// `COPY (SELECT record FROM runs WHERE ...) TO STDOUT`, and the conditions of every fingerprint
+// they name from the `conditions` table. A record whose JSON cannot be read goes to `skipped`
+// (path "database", line = its row in the COPY). No matching run is OK (empty records).
+// UNAVAILABLE when the database cannot be reached, INTERNAL for another database failure; the
+// messages never contain the URL (nor so its password).
+absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const RecordFilter& filter);
+
+}  // namespace benchfleet::synthesis
+
+#endif  // BENCHFLEET_SYNTHESIS_READERS_DATABASE_READER_H_

@@ -1,0 +1,73 @@
+// The message catalogue of the guide's verdicts, thresholds, cost and rules sections
+// (render_model.cc), per language. Templates hold "{name}" placeholders filled by the renderer
+// (Fill in inline_text.h); no figure and no digit is ever part of a message.
+// Internal to synthesis/render; constant data, thread-safe.
+#ifndef BENCHFLEET_SYNTHESIS_RENDER_MESSAGES_MODEL_H_
+#define BENCHFLEET_SYNTHESIS_RENDER_MESSAGES_MODEL_H_
+
+#include <string_view>
+
+namespace benchfleet::synthesis {
+
+struct ModelMessages {
+  // Section 4: verdicts.
+  std::string_view verdicts_section;    // "Verdicts"
+  std::string_view targets_used;        // {file}
+  std::string_view figure_rule;         // how a setting's figure is chosen
+  std::string_view task_heading;        // {task}
+  std::string_view task_entry;          // {match} {item}
+  std::string_view no_targets;          // no entry of the targets matches the task
+  std::string_view use_max;             // {use} {target} {item}
+  std::string_view use_min;             // {use} {target} {items}
+  std::string_view use_interactive;     // appended to an interactive use
+  std::string_view no_warm_cell;        // no warm setting to judge
+  std::string_view col_class, col_setting, col_figure, col_basis, col_seconds_per_item, col_best;  // {item}
+  std::string_view basis_median, basis_worst_run;
+  std::string_view use_ok, use_not_ok, best_mark, no_mark;
+  std::string_view class_sentence;            // {class} {setting} {seconds} {item} {judgement}
+  std::string_view class_sentence_no_target;  // {class} {setting} {seconds} {item}
+  std::string_view fine_for, not_for;         // {use}
+  std::string_view list_separator;            // ", "
+
+  // Section 5: thresholds.
+  std::string_view thresholds_section;
+  std::string_view thresholds_intro;      // {k3600}
+  std::string_view no_threshold;
+  std::string_view reference_dedicated;   // {class} {setting}
+  std::string_view reference_fastest;     // {class} {setting}
+  std::string_view capacity_line;         // {class} {setting} {ips} {items} {k3600} {hours} {day}
+  std::string_view users_part;            // {ips} {items} {min} {users}
+  std::string_view other_line;            // {day} {items} {class} {ref_class} {ref_ips} {ips} {ratio}
+  std::string_view other_not_slower;      // {class} {ref_class} {ref_ips} {ips} {ratio}
+
+  // Section 6: cost.
+  std::string_view cost_section;
+  std::string_view cost_intro;            // {k3600}
+  std::string_view no_cost;
+  std::string_view cost_line;     // {task} {class} {setting} {price} {currency} {k3600} {seconds} {item} {cost}
+  std::string_view cost_million;  // {k1000000} {cost} {currency} {items}
+
+  // Section 7: rules.
+  std::string_view rules_section;
+  std::string_view rules_intro;
+  std::string_view no_rule;
+  std::string_view rule_gpu_over_cpu;    // {task} {machine} {ratio} {gpu} {cpu} {items} {gpu_setting} {cpu_setting}
+  std::string_view rule_cold_start;      // {task} {machine} {setting} {ratio} {item} {cold} {warm}
+  std::string_view rule_cache_hits;      // {task} {count} {codes}
+  std::string_view rule_throughput_drop; // {task} {count} {reason}
+  std::string_view rule_fastest_class;   // {task} {class} {second_class} {ratio} {best} {second} {items} {setting}
+  // {task} {class} {setting} {best_matrix} {worst_matrix} {ratio} {best} {worst} {items}
+  std::string_view rule_best_setting;
+  std::string_view rule_failed_setting;  // {task} {machine} {setting} {count} {message}
+  std::string_view rule_memory_need;     // {task} {machine} {setting} {gib} {kind}
+
+  // What one item is, singular and plural ("image", "images"; "jeton", "jetons").
+  std::string_view image, images, token, tokens, request, requests, run, runs;
+};
+
+const ModelMessages& ModelMessagesFr();
+const ModelMessages& ModelMessagesEn();
+
+}  // namespace benchfleet::synthesis
+
+#endif  // BENCHFLEET_SYNTHESIS_RENDER_MESSAGES_MODEL_H_

@@ -1,0 +1,303 @@
+// The whole guide from fixed inputs (tests/fixtures/guide/ and the real captures): byte-for-byte
+// against tests/golden/guide/, and every number of the Markdown, in both languages, recomputed from
+// sources.csv by this test's own arithmetic. BENCHFLEET_UPDATE_GOLDEN=1 rewrites the golden files.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "synthesis/guide.h"
+#include "synthesis/readers/file_record.h"
+
+namespace benchfleet::synthesis {
+namespace {
+
+// Paths relative to the source tree, so that provenance (FILE:LINE) is the same on every checkout.
+const std::vector<std::string> kInputs = {
+    "tests/fixtures/guide/series-a100",
+    "tests/fixtures/guide/series-m1pro",
+    "tests/fixtures/guide/series-demo-sd15-txt2img",
+    "tests/fixtures/guide/series-demo-sd15-cache-trap",
+    "tests/fixtures/llama-bench/llama-bench.json",
+    "tests/fixtures/comfyui/server_log.txt",
+    "tests/fixtures/llama-server/startup_verbose_lv4.log",
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class GuideGoldenTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ASSERT_EQ(chdir(BENCHFLEET_SOURCE_DIR), 0);
+    auto read = ReadMeasurementFiles(Env::Default(), kInputs);
+    ASSERT_TRUE(read.ok()) << read.status();
+    input_ = new GuideInput;
+    input_->records = read->records;
+    input_->conditions = read->conditions;
+    input_->skipped = read->skipped;
+    files_ = new std::map<std::string, std::string>(BuildGuideFiles(*input_, {Lang::kFr, Lang::kEn}));
+  }
+  static void TearDownTestSuite() {
+    delete files_;
+    delete input_;
+  }
+  static GuideInput* input_;
+  static std::map<std::string, std::string>* files_;
+};
+GuideInput* GuideGoldenTest::input_ = nullptr;
+std::map<std::string, std::string>* GuideGoldenTest::files_ = nullptr;
+
+TEST_F(GuideGoldenTest, EveryFileMatchesItsGolden) {
+  const std::string golden = "tests/golden/guide/";
+  bool update = std::getenv("BENCHFLEET_UPDATE_GOLDEN") != nullptr;
+  for (const auto& [name, content] : *files_) {
+    if (update) {
+      std::ofstream(golden + name, std::ios::binary) << content;
+      continue;
+    }
+    EXPECT_EQ(content, ReadAll(golden + name)) << name << ": run with BENCHFLEET_UPDATE_GOLDEN=1 to see the diff";
+  }
+  // No golden file without its output.
+  std::ifstream list(golden + "FILES");
+  std::vector<std::string> names;
+  for (std::string line; std::getline(list, line);) names.push_back(line);
+  std::vector<std::string> made;
+  for (const auto& [name, content] : *files_) made.push_back(name);
+  if (update) {
+    std::ofstream out(golden + "FILES");
+    for (const auto& name : made) out << name << "\n";
+  } else {
+    EXPECT_EQ(names, made);
+  }
+}
+
+TEST_F(GuideGoldenTest, SameInputInAnotherOrderGivesTheSameBytes) {
+  GuideInput reversed = *input_;
+  std::reverse(reversed.records.begin(), reversed.records.end());
+  EXPECT_EQ(BuildGuideFiles(reversed, {Lang::kFr, Lang::kEn}), *files_);
+}
+
+// --- sources.csv, read back from its bytes --------------------------------------------------------
+
+struct CsvSource {
+  std::string operation;
+  std::vector<std::string> run_ids, provenance, input_refs;
+  std::vector<double> inputs;
+  std::string formula;
+};
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  if (s.empty()) return out;
+  std::stringstream ss(s);
+  for (std::string part; std::getline(ss, part, ';');) out.push_back(part);
+  return out;
+}
+
+std::map<std::string, CsvSource> ParseSources(const std::string& csv) {
+  std::map<std::string, CsvSource> out;
+  std::vector<std::string_view> lines = SplitLines(csv);
+  EXPECT_EQ(lines.at(0), "source_id,operation,run_ids,provenance,inputs,formula,input_refs");
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    auto fields = SplitCsvLine(lines[i]);
+    EXPECT_TRUE(fields.has_value() && fields->size() == 7) << lines[i];
+    if (!fields || fields->size() != 7) continue;
+    CsvSource s;
+    s.operation = (*fields)[1];
+    s.run_ids = SplitList((*fields)[2]);
+    s.provenance = SplitList((*fields)[3]);
+    for (const auto& v : SplitList((*fields)[4])) s.inputs.push_back(std::stod(v));
+    s.formula = (*fields)[5];
+    s.input_refs = SplitList((*fields)[6]);
+    out[(*fields)[0]] = s;
+  }
+  return out;
+}
+
+// A recursive-descent evaluator for the formulas of sources.csv: + - * / ( ), decimal literals and
+// x1..xn. Independent of the code that computed the figures.
+class Formula {
+ public:
+  Formula(const std::string& text, const std::vector<double>& x) : s_(text), x_(x) {}
+  double Evaluate() {
+    double v = Sum();
+    Space();
+    if (pos_ != s_.size()) ok_ = false;
+    return v;
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  void Space() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  double Sum() {
+    double v = Product();
+    for (;;) {
+      Space();
+      if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) {
+        char op = s_[pos_++];
+        double r = Product();
+        v = op == '+' ? v + r : v - r;
+      } else {
+        return v;
+      }
+    }
+  }
+  double Product() {
+    double v = Atom();
+    for (;;) {
+      Space();
+      if (pos_ < s_.size() && (s_[pos_] == '*' || s_[pos_] == '/')) {
+        char op = s_[pos_++];
+        double r = Atom();
+        v = op == '*' ? v * r : v / r;
+      } else {
+        return v;
+      }
+    }
+  }
+  double Atom() {
+    Space();
+    if (pos_ >= s_.size()) return ok_ = false, 0;
+    if (s_[pos_] == '(') {
+      ++pos_;
+      double v = Sum();
+      Space();
+      if (pos_ >= s_.size() || s_[pos_] != ')') ok_ = false;
+      ++pos_;
+      return v;
+    }
+    if (s_[pos_] == 'x') {
+      size_t start = ++pos_;
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+      size_t i = std::stoul(s_.substr(start, pos_ - start));
+      if (i < 1 || i > x_.size()) return ok_ = false, 0;
+      return x_[i - 1];
+    }
+    size_t start = pos_;
+    while (pos_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.')) ++pos_;
+    if (start == pos_) return ok_ = false, 0;
+    return std::stod(s_.substr(start, pos_ - start));
+  }
+  std::string s_;
+  const std::vector<double>& x_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+double Quantile7(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  double h = (v.size() - 1) * p;
+  size_t lo = static_cast<size_t>(std::floor(h));
+  return lo + 1 < v.size() ? v[lo] + (h - lo) * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+// Recomputes a source's figure from its row alone (and, for formulas, the rows it names).
+double Recompute(const std::map<std::string, CsvSource>& sources, const std::string& id, int depth = 0) {
+  const CsvSource& s = sources.at(id);
+  const std::string& op = s.operation;
+  if (op == "value" || op == "target") {
+    EXPECT_EQ(s.inputs.size(), 1u) << id;
+    return s.inputs.at(0);
+  }
+  if (op == "count") return static_cast<double>(s.run_ids.size());
+  if (op == "min") return *std::min_element(s.inputs.begin(), s.inputs.end());
+  if (op == "max") return *std::max_element(s.inputs.begin(), s.inputs.end());
+  if (op == "median") return Quantile7(s.inputs, 0.5);
+  if (op == "q1") return Quantile7(s.inputs, 0.25);
+  if (op == "q3") return Quantile7(s.inputs, 0.75);
+  if (op == "formula") {
+    EXPECT_EQ(s.inputs.size(), s.input_refs.size()) << id;
+    // Each input is the figure of the source it names.
+    for (size_t i = 0; i < s.input_refs.size() && depth < 20; ++i) {
+      EXPECT_DOUBLE_EQ(s.inputs[i], Recompute(sources, s.input_refs[i], depth + 1)) << id << " x" << i + 1;
+    }
+    Formula f(s.formula, s.inputs);
+    double v = f.Evaluate();
+    EXPECT_TRUE(f.ok()) << id << ": " << s.formula;
+    return v;
+  }
+  ADD_FAILURE() << id << ": unknown operation " << op;
+  return NAN;
+}
+
+// Removes `code spans` (identifiers, versions, dates, record text), images (a chart's alt text names
+// its task) and link targets "](...)" (file names), none of which is a figure.
+std::string WithoutCodeAndTargets(const std::string& line) {
+  std::string out = std::regex_replace(line, std::regex("`[^`]*`"), "");
+  out = std::regex_replace(out, std::regex("!\\[[^\\]]*\\]\\([^)]*\\)"), "");
+  return std::regex_replace(out, std::regex("\\]\\([^)]*\\)"), "]");
+}
+
+TEST_F(GuideGoldenTest, EveryNumberOfTheMarkdownIsRecomputedFromSourcesCsv) {
+  std::map<std::string, CsvSource> sources = ParseSources(files_->at("sources.csv"));
+  ASSERT_FALSE(sources.empty());
+  // A "value" source's input is one of its record's own numbers.
+  std::map<std::string, const v1::RunRecord*> by_id;
+  for (const auto& r : input_->records) by_id[r.run_id()] = &r;
+  for (const auto& [id, s] : sources) {
+    if (s.operation != "value") continue;
+    ASSERT_EQ(s.run_ids.size(), 1u) << id;
+    const v1::RunRecord* r = by_id.at(s.run_ids[0]);
+    std::vector<double> numbers;
+    for (const auto& m : r->metrics()) numbers.push_back(m.value());
+    for (const auto& m : r->memory()) numbers.push_back(static_cast<double>(m.bytes()));
+    numbers.push_back(static_cast<double>(r->wall_duration().seconds()) + r->wall_duration().nanos() / 1e9);
+    EXPECT_THAT(numbers, ::testing::Contains(s.inputs.at(0))) << id;
+  }
+  const std::regex ref("(-?[0-9]+(?:[.,][0-9]+)?) \\[(S[0-9]+)\\]");
+  for (Lang lang : {Lang::kFr, Lang::kEn}) {
+    const std::string& md = files_->at("guide." + std::string(LangCode(lang)) + ".md");
+    int checked = 0;
+    std::stringstream lines(md);
+    for (std::string line; std::getline(lines, line);) {
+      std::string text = WithoutCodeAndTargets(line);
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), ref); it != std::sregex_iterator(); ++it) {
+        std::string id = (*it)[2];
+        ASSERT_TRUE(sources.contains(id)) << id << " in: " << line;
+        double value = Recompute(sources, id);
+        // Counts print as whole numbers, every other figure by the guide's number rule.
+        std::string expected = sources.at(id).operation == "count" ? std::to_string(static_cast<long>(value))
+                                                                   : FormatNumber(value, lang);
+        EXPECT_EQ((*it)[1].str(), expected) << id << " in: " << line;
+        ++checked;
+      }
+      std::string rest = std::regex_replace(text, ref, "");
+      rest = std::regex_replace(rest, std::regex("\\[S[0-9]+\\]"), "");
+      EXPECT_EQ(rest.find_first_of("0123456789"), std::string::npos)
+          << LangCode(lang) << ": a number without its source in: " << line;
+    }
+    EXPECT_GT(checked, 100) << LangCode(lang);
+  }
+}
+
+TEST_F(GuideGoldenTest, SimulatedInputSaysSoInTheTitleAndOnEveryChart) {
+  EXPECT_EQ(files_->at("guide.en.md").rfind("# Sizing guide (SIMULATED)\n", 0), 0u);
+  EXPECT_EQ(files_->at("guide.fr.md").rfind("# Guide de dimensionnement (SIMULÉ)\n", 0), 0u);
+  int charts = 0;
+  for (const auto& [name, content] : *files_) {
+    if (name.size() < 4 || name.substr(name.size() - 4) != ".svg") continue;
+    ++charts;
+    bool fr = name.find(".fr.svg") != std::string::npos;
+    EXPECT_THAT(content, ::testing::HasSubstr(fr ? "SIMULÉ" : "SIMULATED")) << name;
+  }
+  EXPECT_GT(charts, 0);
+}
+
+}  // namespace
+}  // namespace benchfleet::synthesis
