@@ -18,7 +18,7 @@
 #include "agent/outbox/outbox.h"
 #include "agent/runner/series_runner.h"
 #include "agent/runner/series_summary.h"
-#include "agent/spec/series_spec.h"
+#include "common/spec/series_spec.h"
 #include "agent/uplink/uplink.h"
 #include "common/series_folder.h"
 

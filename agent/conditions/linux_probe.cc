@@ -7,7 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/conditions/conditions_probe.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 
 namespace benchfleet::agent {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "agent/config/yaml_error.h"
-#include "agent/string_views.h"
+#include "common/yaml_error.h"
+#include "common/string_views.h"
 
 namespace benchfleet::agent {
 namespace {

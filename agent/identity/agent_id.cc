@@ -2,7 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 #include "common/hashing.h"
 
 namespace benchfleet::agent {

@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/outbox/frame.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 #include "common/proto_json.h"
 #include "nlohmann/json.hpp"
 

@@ -26,7 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 
 extern char** environ;
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 
 namespace benchfleet::agent {
 

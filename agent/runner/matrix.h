@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/backends/backend.h"
-#include "agent/spec/series_spec.h"
+#include "common/spec/series_spec.h"
 
 namespace benchfleet::agent {
 

@@ -7,7 +7,7 @@
 #include "agent/runner/figures.h"
 #include "agent/runner/matrix.h"
 #include "agent/runner/throughput_drop.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 #include "common/conditions_fingerprint.h"
 #include "common/hashing.h"
 #include "common/proto_time.h"

@@ -29,7 +29,7 @@
 #include "agent/backends/backend.h"
 #include "agent/config/allow_list.h"
 #include "agent/outbox/outbox.h"
-#include "agent/spec/series_spec.h"
+#include "common/spec/series_spec.h"
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/env.h"

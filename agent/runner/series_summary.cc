@@ -10,7 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/runner/figures.h"
 #include "agent/runner/throughput_drop.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 #include "common/record_validation.h"
 
 namespace benchfleet::agent {

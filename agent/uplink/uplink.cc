@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 #include "agent/uplink/pacer.h"
 #include "benchfleet/v1/gateway.grpc.pb.h"
 #include "common/version.h"

@@ -15,7 +15,7 @@
 #include "agent/backends/comfyui/comfyui_config.h"
 #include "agent/backends/comfyui/comfyui_protocol.h"
 #include "agent/http/http_client.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 #include "common/hashing.h"
 #include "common/proto_time.h"
 #include "nlohmann/json.hpp"

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 
 namespace benchfleet::agent::comfyui {
 namespace {

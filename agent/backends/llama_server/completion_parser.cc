@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 
 namespace benchfleet::agent::llama_server {
 namespace {

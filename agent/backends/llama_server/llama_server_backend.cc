@@ -23,7 +23,7 @@
 #include "agent/backends/llama_server/log_memory_parser.h"
 #include "agent/backends/llama_server/server_props.h"
 #include "agent/http/http_client.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 #include "common/hashing.h"
 #include "common/proto_time.h"
 

@@ -1,6 +1,6 @@
 // The series spec parser: the examples, the defaults, every error with its key and line, the
 // reserved keys, and that the schema file lists what the parser reads.
-#include "agent/spec/series_spec.h"
+#include "common/spec/series_spec.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -295,7 +295,7 @@ TEST(SeriesSpecTest, UnreadableFileKeepsItsCode) {
 // The schema is documentation that must not drift: it lists exactly the keys the parser reads,
 // with the parser's defaults.
 TEST(SeriesSpecTest, TheSchemaFileListsWhatTheParserReads) {
-  auto text = Env::Default()->ReadFile(std::string(BENCHFLEET_SOURCE_DIR) + "/agent/spec/series-spec.schema.json");
+  auto text = Env::Default()->ReadFile(std::string(BENCHFLEET_SOURCE_DIR) + "/common/spec/series-spec.schema.json");
   ASSERT_TRUE(text.ok()) << text.status();
   const nlohmann::json schema = nlohmann::json::parse(*text);
   std::set<std::string> top;

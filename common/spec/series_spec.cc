@@ -1,4 +1,4 @@
-#include "agent/spec/series_spec.h"
+#include "common/spec/series_spec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +10,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "agent/config/yaml_error.h"
-#include "agent/string_views.h"
+#include "common/yaml_error.h"
+#include "common/string_views.h"
 
-namespace benchfleet::agent {
+namespace benchfleet {
 namespace {
 
 constexpr const char* kRunsKeys[] = {"validation", "cold", "warm", "repetitions", "pause_between_runs",
@@ -286,4 +286,4 @@ absl::StatusOr<SeriesSpec> LoadSeriesSpec(Env* env, const std::string& path) {
   return ParseSeriesSpec(*text, path);
 }
 
-}  // namespace benchfleet::agent
+}  // namespace benchfleet

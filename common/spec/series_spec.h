@@ -1,11 +1,11 @@
 // The series spec: the YAML that says what a series runs (which backend with which settings, how
 // many validation, cold and warm runs, the matrix of combinations). The same text is what
 // `benchfleet-agent run SPEC.yaml` reads and what a coordinator will send to agents, so it is
-// parsed here, once, for every backend. Its schema: agent/spec/series-spec.schema.json and the
+// parsed here, once, for every backend. Its schema: common/spec/series-spec.schema.json and the
 // "Series spec" section of agent/README.md. Bad specs fail fast with the file, line and key.
 // Plain data and pure functions; thread-safe (a parsed SeriesSpec is not modified afterwards).
-#ifndef BENCHFLEET_AGENT_SPEC_SERIES_SPEC_H_
-#define BENCHFLEET_AGENT_SPEC_SERIES_SPEC_H_
+#ifndef BENCHFLEET_COMMON_SPEC_SERIES_SPEC_H_
+#define BENCHFLEET_COMMON_SPEC_SERIES_SPEC_H_
 
 #include <string>
 #include <string_view>
@@ -16,7 +16,7 @@
 #include "common/env.h"
 #include "yaml-cpp/yaml.h"
 
-namespace benchfleet::agent {
+namespace benchfleet {
 
 // The name the spec is copied under in the series folder, verbatim.
 inline constexpr char kSpecFile[] = "spec.yaml";
@@ -87,6 +87,6 @@ absl::StatusOr<SeriesSpec> LoadSeriesSpec(Env* env, const std::string& path);
 absl::StatusOr<absl::Duration> ParseSpecDuration(const YAML::Node& node, std::string_view key,
                                                  std::string_view source_name);
 
-}  // namespace benchfleet::agent
+}  // namespace benchfleet
 
-#endif  // BENCHFLEET_AGENT_SPEC_SERIES_SPEC_H_
+#endif  // BENCHFLEET_COMMON_SPEC_SERIES_SPEC_H_

@@ -1,18 +1,18 @@
 // YamlErrorAt: INVALID_ARGUMENT errors that point at the line of a YAML file where the problem is
 // ("agent.yaml:7: labels must be a map"), for agent.yaml and series specs alike. Immutable;
 // thread-safe.
-#ifndef BENCHFLEET_AGENT_CONFIG_YAML_ERROR_H_
-#define BENCHFLEET_AGENT_CONFIG_YAML_ERROR_H_
+#ifndef BENCHFLEET_COMMON_YAML_ERROR_H_
+#define BENCHFLEET_COMMON_YAML_ERROR_H_
 
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "agent/string_views.h"
+#include "common/string_views.h"
 #include "yaml-cpp/yaml.h"
 
-namespace benchfleet::agent {
+namespace benchfleet {
 
 class YamlErrorAt {
  public:
@@ -29,6 +29,6 @@ class YamlErrorAt {
   std::string source_;
 };
 
-}  // namespace benchfleet::agent
+}  // namespace benchfleet
 
-#endif  // BENCHFLEET_AGENT_CONFIG_YAML_ERROR_H_
+#endif  // BENCHFLEET_COMMON_YAML_ERROR_H_
