@@ -1,11 +1,13 @@
 // benchfleet: the operator's command. Argument parsing and output formatting only; it reads
-// from a coordinator's Admin service; `guide` reads measurement files, a coordinator or its
-// database and writes the sizing guide.
+// from a coordinator's Admin service, drives its Fleet service (series, schedule, runs
+// invalidate: fleet_commands.h); `guide` reads measurement files, a coordinator or its database
+// and writes the sizing guide.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "cli/admin_client.h"
+#include "cli/fleet_commands.h"
 #include "cli/guide_input.h"
 #include "cli/output_format.h"
 #include "common/env.h"
@@ -94,8 +97,8 @@ int RunGuide(const GuideSource& source, const std::string& out_dir, const std::v
 int Main(int argc, char** argv) {
   CLI::App app{
       "benchfleet: operate a benchfleet coordinator.\n"
-      "Lists the runs agents have recorded and the agents (machines) of the fleet, and writes the sizing\n"
-      "guide from measurement files (guide)."};
+      "Lists the runs agents have recorded and the agents (machines) of the fleet, runs series on the\n"
+      "fleet now or on a schedule (series, schedule), and writes the sizing guide (guide)."};
   app.set_version_flag("--version", std::string(kVersion));
   app.require_subcommand(1);
   app.fallthrough();  // --coordinator may come after the subcommand too
@@ -151,6 +154,10 @@ int Main(int argc, char** argv) {
   guide->add_option("--out", guide_out, "Folder to write the guide into (created when missing)")->required();
   guide->add_option("--lang", guide_langs, "Languages, comma-separated: fr, en (default fr,en)")->delimiter(',');
 
+  // benchfleet series ..., schedule ..., runs invalidate ...
+  FleetCommands fleet;
+  AddFleetCommands(app, *runs, &fleet);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -177,6 +184,8 @@ int Main(int argc, char** argv) {
     source.targets_path = guide_targets;
     return RunGuide(source, guide_out, guide_langs);
   }
+
+  if (std::optional<int> code = RunFleetCommand(fleet, coordinator); code.has_value()) return *code;
 
   auto format = ParseFormat(format_name);
   if (!format.ok()) return Fail(format.status());

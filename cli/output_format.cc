@@ -44,10 +44,23 @@ std::string Metrics(const v1::RunRecord& r) {
   return absl::StrJoin(parts, ", ");
 }
 
+// An operator's INVALIDATED flag carries its reason, shown wherever the run is listed.
 std::string Flags(const v1::RunRecord& r) {
   std::vector<std::string> codes;
-  for (const auto& f : r.flags()) codes.push_back(f.code());
+  for (const auto& f : r.flags()) {
+    codes.push_back(f.code() == "INVALIDATED" && !f.reason().empty()
+                        ? absl::StrCat(f.code(), " (", f.reason(), ")")
+                        : f.code());
+  }
   return absl::StrJoin(codes, ",");
+}
+
+// "llama-nightly RUNNING": the series name and state of the agent's current fleet task.
+std::string CurrentTask(const v1::Machine& m) {
+  if (!m.has_current_task()) return "";
+  std::string state = v1::TaskStatus::State_Name(m.current_task().state());
+  if (state.rfind("STATE_", 0) == 0) state = state.substr(6);
+  return absl::StrCat(m.current_task().series_name(), " ", state);
 }
 
 std::string Labels(const google::protobuf::Map<std::string, std::string>& labels) {
@@ -124,7 +137,7 @@ absl::StatusOr<std::string> FormatRuns(const std::vector<v1::RunRecord>& runs, F
 absl::StatusOr<std::string> FormatAgents(const std::vector<v1::Machine>& agents, Format format) {
   if (format == Format::kJson) return JsonLines(agents);
   std::vector<std::vector<std::string>> rows = {{"AGENT", "HOSTNAME", "OS", "CPU", "ACCELERATORS",
-                                                 "LABELS", "RUNS", "CONNECTED", "LAST_SEEN"}};
+                                                 "LABELS", "RUNS", "CONNECTED", "LAST_SEEN", "TASK"}};
   for (const auto& m : agents) {
     const auto& c = m.conditions();
     std::vector<std::string> accelerators;
@@ -132,7 +145,7 @@ absl::StatusOr<std::string> FormatAgents(const std::vector<v1::Machine>& agents,
     rows.push_back({m.agent_id(), c.hostname(), absl::StrCat(c.os_name(), " ", c.os_version()),
                     c.cpu_model(), absl::StrJoin(accelerators, ";"), Labels(c.labels()),
                     absl::StrCat(m.run_count()), m.connected() ? "yes" : "no",
-                    FormatTimestamp(m.last_seen_time())});
+                    FormatTimestamp(m.last_seen_time()), CurrentTask(m)});
   }
   if (format == Format::kTable) return AlignColumns(rows);
   std::string out;

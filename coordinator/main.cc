@@ -1,5 +1,6 @@
 // benchfleet-coordinator: receives RunRecords from agents over gRPC and stores each exactly once
-// in PostgreSQL (a given --database-url, or a private one it runs in --data-dir).
+// in PostgreSQL (a given --database-url, or a private one it runs in --data-dir); schedules fleet
+// series onto the agents connected to it.
 // SIGTERM/SIGINT shut it down gracefully.
 #include <pthread.h>
 #include <signal.h>
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
   std::string database_url;
   std::string data_dir = "./benchfleet-data";
   int database_wait_seconds = 30;
+  int lease_seconds = 30;
   app.add_option("--listen", listen, "gRPC address, HOST:PORT (port 0: any free port)")
       ->capture_default_str();
   app.add_option("--metrics-listen", metrics_listen,
@@ -97,6 +99,11 @@ int main(int argc, char** argv) {
                  "how long to wait at start-up for the database to accept connections")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
+  app.add_option("--lease-seconds", lease_seconds,
+                 "how long a running fleet task stays its agent's without a heartbeat; after it, "
+                 "the task is LOST or retried")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
   app.set_version_flag("--version", std::string(benchfleet::kVersion));
   try {
     app.parse(argc, argv);
@@ -143,6 +150,7 @@ int main(int argc, char** argv) {
   options.listen_address = listen;
   options.database_url = database_url;
   options.metrics_listen_address = metrics_listen;
+  options.lease = absl::Seconds(lease_seconds);
   benchfleet::coordinator::CoordinatorServer server(options);
   absl::Status status = server.Start();
   if (!status.ok()) {

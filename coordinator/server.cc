@@ -7,12 +7,17 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "common/hashing.h"
 #include "coordinator/admin/admin_service.h"
+#include "coordinator/admin/fleet_service.h"
 #include "coordinator/ingest/agent_gateway_service.h"
 #include "coordinator/ingest/connected_agents.h"
 #include "coordinator/log.h"
 #include "coordinator/metrics/prometheus_metrics.h"
+#include "coordinator/scheduler/scheduler.h"
 #include "coordinator/store/migrator.h"
+#include "coordinator/store/pg_fleet_store.h"
+#include "coordinator/store/pg_notify_listener.h"
 #include "coordinator/store/pg_run_store.h"
 
 namespace benchfleet::coordinator {
@@ -39,20 +44,35 @@ absl::Status CoordinatorServer::Start() {
                                                options_.database_connect_timeout);
   if (!migrated.ok()) return migrated;
 
+  coordinator_id_ = options_.coordinator_id.empty() ? NewUuid() : options_.coordinator_id;
   store_ = NewPgRunStore(PgRunStoreOptions{options_.database_url});
+  PgFleetStoreOptions fleet_options;
+  fleet_options.database_url = options_.database_url;
+  fleet_store_ = NewPgFleetStore(fleet_options);
+  SchedulerOptions scheduler_options;
+  scheduler_options.clock = options_.clock;
+  scheduler_options.lease = options_.lease;
+  scheduler_options.coordinator_id = coordinator_id_;
+  scheduler_options.on_verdict = [metrics = metrics_.get()](const v1::RunRecord& run,
+                                                            const v1::RegressionVerdict& verdict) {
+    metrics->RegressionChecked(run.agent_id(), run.task(), verdict.regression());
+  };
+  scheduler_ = std::make_unique<Scheduler>(fleet_store_.get(), scheduler_options);
   agents_ = std::make_unique<ConnectedAgents>();
   committer_ =
       std::make_unique<GroupCommitter>(store_.get(), options_.clock, metrics_.get(), options_.commit);
   committer_->Start();
   gateway_ = std::make_unique<AgentGatewayService>(store_.get(), committer_.get(), agents_.get(),
-                                                   metrics_.get(), options_.clock);
-  admin_ = std::make_unique<AdminService>(store_.get(), agents_.get());
+                                                   metrics_.get(), options_.clock, scheduler_.get());
+  admin_ = std::make_unique<AdminService>(store_.get(), agents_.get(), scheduler_.get());
+  fleet_ = std::make_unique<FleetService>(scheduler_.get());
   started_ = true;  // from here on, Shutdown() has something to stop
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options_.listen_address, grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(gateway_.get());
   builder.RegisterService(admin_.get());
+  builder.RegisterService(fleet_.get());
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
   builder.SetMaxSendMessageSize(options_.max_message_bytes);
   // Agents keep their one stream alive with pings; allow them, and find dead agents ourselves.
@@ -78,14 +98,67 @@ absl::Status CoordinatorServer::Start() {
     }
     metrics_endpoint_ = std::move(*endpoint);
   }
+
+  if (options_.tick_interval > absl::ZeroDuration()) {
+    {
+      std::lock_guard<std::mutex> lock(tick_mu_);
+      tick_stop_ = false;
+      tick_wake_ = false;
+    }
+    tick_thread_ = std::thread([this] { TickLoop(); });
+    notify_listener_ = std::make_unique<PgNotifyListener>(
+        options_.database_url, kFleetChannel, [this](const std::string&) { WakeScheduler(); });
+    notify_listener_->Start();
+  }
   return absl::OkStatus();
+}
+
+bool CoordinatorServer::listening_for_notify() const {
+  return notify_listener_ != nullptr && notify_listener_->listening();
+}
+
+void CoordinatorServer::WakeScheduler() {
+  {
+    std::lock_guard<std::mutex> lock(tick_mu_);
+    tick_wake_ = true;
+  }
+  tick_cv_.notify_one();
+}
+
+void CoordinatorServer::TickLoop() {
+  std::unique_lock<std::mutex> lock(tick_mu_);
+  while (!tick_stop_) {
+    tick_wake_ = false;
+    lock.unlock();
+    scheduler_->Tick();
+    lock.lock();
+    // A condition variable, not clock->SleepFor: Shutdown() and a NOTIFY must cut the wait
+    // short, and a SimulatedClock's sleep would only end when a test advances it.
+    tick_cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.tick_interval),
+                      [&] { return tick_stop_ || tick_wake_; });
+  }
+}
+
+void CoordinatorServer::StopTicking() {
+  if (notify_listener_ != nullptr) {
+    notify_listener_->Stop();
+    notify_listener_.reset();
+  }
+  {
+    std::lock_guard<std::mutex> lock(tick_mu_);
+    tick_stop_ = true;
+  }
+  tick_cv_.notify_one();
+  if (tick_thread_.joinable()) tick_thread_.join();
 }
 
 void CoordinatorServer::Shutdown() {
   if (!started_) return;
   started_ = false;
-  // Order matters: the group in progress commits and queues its Acks; the streams get a moment
-  // to write them and are cancelled; only then does the listener go.
+  // Order matters: no tick starts new work on streams being closed; the group in progress
+  // commits and queues its Acks; the streams get a moment to write them and are cancelled;
+  // only then does the listener go.
+  StopTicking();
   committer_->Stop();
   gateway_->Shutdown(absl::Seconds(2));
   if (grpc_server_ != nullptr) {

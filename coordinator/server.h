@@ -1,13 +1,18 @@
 // CoordinatorServer: one coordinator, startable in-process (tests and the ingest benchmark run
 // it on port 0). Start() waits for the database (up to database_connect_timeout), applies the
-// migrations, starts the group committer and serves AgentGateway and Admin over gRPC (and
-// /metrics when asked); Shutdown() stops in the order that leaves nothing half-done. Owned by
-// main() or a test. Start/Shutdown from one thread; port() and metrics() from any.
+// migrations, starts the group committer and the fleet's Scheduler (a thread that ticks it every
+// tick_interval and at once on a NOTIFY from another coordinator), and serves AgentGateway,
+// Admin and Fleet over gRPC (and /metrics when asked); Shutdown() stops in the order that leaves
+// nothing half-done. Owned by main() or a test. Start/Shutdown from one thread; port(),
+// metrics(), scheduler() and WakeScheduler() from any.
 #ifndef BENCHFLEET_COORDINATOR_SERVER_H_
 #define BENCHFLEET_COORDINATOR_SERVER_H_
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -23,9 +28,13 @@ namespace benchfleet::coordinator {
 class AdminService;
 class AgentGatewayService;
 class ConnectedAgents;
+class FleetService;
+class FleetStore;
 class MetricsEndpoint;
+class PgNotifyListener;
 class PrometheusMetrics;
 class RunStore;
+class Scheduler;
 
 struct CoordinatorServerOptions {
   // gRPC address, HOST:PORT; port 0 picks a free one (read it back with port()).
@@ -34,8 +43,20 @@ struct CoordinatorServerOptions {
   // libpq URL or keyword string of the database. Required.
   std::string database_url;
 
-  // Time for timestamps (last_seen, heartbeat acks) and retry backoff. Not owned.
+  // Time for timestamps (last_seen, heartbeat acks), retry backoff and the scheduler (leases,
+  // deadlines, cron). Not owned.
   Clock* clock = &SystemClock();
+
+  // A RUNNING fleet task whose agent sent no heartbeat for this long is LOST (or retried).
+  absl::Duration lease = absl::Seconds(30);
+
+  // How often the scheduler thread calls Scheduler::Tick() when no NOTIFY wakes it sooner (real
+  // time: it is a poll period, and Tick() itself reads `clock`). Zero: no scheduler thread and no
+  // NOTIFY listener; a test calls scheduler()->Tick() itself.
+  absl::Duration tick_interval = absl::Seconds(1);
+
+  // This coordinator's name in the fleet tables; empty: a random UUID per Start().
+  std::string coordinator_id;
 
   // How long Start() keeps trying to reach the database before it gives up.
   absl::Duration database_connect_timeout = absl::Seconds(30);
@@ -72,23 +93,52 @@ class CoordinatorServer {
   // The metrics the coordinator counts (for tests: registry()->Collect()).
   PrometheusMetrics& metrics() { return *metrics_; }
 
+  // The fleet's scheduler (null before Start), for in-process tests.
+  Scheduler* scheduler() { return scheduler_.get(); }
+
+  // This coordinator's id in the fleet tables (set by Start()).
+  const std::string& coordinator_id() const { return coordinator_id_; }
+
+  // Makes the scheduler thread tick now instead of at the end of its interval (the NOTIFY
+  // listener calls it when another coordinator changed the fleet).
+  void WakeScheduler();
+
+  // True while the NOTIFY listener holds a LISTENing connection (false without a scheduler
+  // thread). Tests wait for it before they count on a NOTIFY.
+  bool listening_for_notify() const;
+
   // Stops taking records, lets the group being committed finish (its Acks are written when the
   // agent is still there), then closes the streams and the listener. Pending, uncommitted
-  // records are not acknowledged: agents re-send them. Idempotent.
+  // records are not acknowledged: agents re-send them. The scheduler thread and the NOTIFY
+  // listener stop first. Idempotent.
   void Shutdown();
 
  private:
+  void TickLoop();
+  void StopTicking();
+
   CoordinatorServerOptions options_;
   int port_ = 0;
   bool started_ = false;
   std::unique_ptr<PrometheusMetrics> metrics_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
+  std::string coordinator_id_;
   std::unique_ptr<RunStore> store_;
+  std::unique_ptr<FleetStore> fleet_store_;
+  std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<ConnectedAgents> agents_;
   std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<AgentGatewayService> gateway_;
   std::unique_ptr<AdminService> admin_;
+  std::unique_ptr<FleetService> fleet_;
   std::unique_ptr<grpc::Server> grpc_server_;
+
+  std::unique_ptr<PgNotifyListener> notify_listener_;
+  std::thread tick_thread_;
+  std::mutex tick_mu_;
+  std::condition_variable tick_cv_;
+  bool tick_stop_ = false;  // guarded by tick_mu_
+  bool tick_wake_ = false;  // guarded by tick_mu_
 };
 
 }  // namespace benchfleet::coordinator

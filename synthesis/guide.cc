@@ -1,5 +1,7 @@
 #include "synthesis/guide.h"
 
+#include <future>
+
 #include "synthesis/analysis/table.h"
 #include "synthesis/render/html.h"
 
@@ -47,9 +49,11 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
     skipped.push_back((s.line == 0 ? s.path : s.path + ":" + std::to_string(s.line)) + ": " + s.reason);
   }
 
-  std::map<std::string, std::string> files;
-  files["sources.csv"] = SourcesCsv(analysis.sources);
-  for (Lang lang : langs) {
+  // sources.csv and each language's files are independent reads of `analysis` and `model`: built
+  // on their own threads, then put in the map in a fixed order, so the output does not depend on
+  // the scheduling.
+  auto render_lang = [&](Lang lang) {
+    std::map<std::string, std::string> files;
     std::map<std::string, std::string> charts;
     for (const auto& task : TasksOf(analysis)) {
       charts[ChartFileName(task, lang)] = RenderCallIndexChart(analysis, task, lang);
@@ -62,7 +66,15 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
     files[stem + ".html"] = RenderHtml(markdown, charts, lang);
     files[stem + ".md"] = std::move(markdown);
     files.merge(charts);
-  }
+    return files;
+  };
+  std::future<std::string> sources_csv =
+      std::async(std::launch::async, [&analysis] { return SourcesCsv(analysis.sources); });
+  std::vector<std::future<std::map<std::string, std::string>>> per_lang;
+  for (Lang lang : langs) per_lang.push_back(std::async(std::launch::async, render_lang, lang));
+  std::map<std::string, std::string> files;
+  files["sources.csv"] = sources_csv.get();
+  for (auto& lang_files : per_lang) files.merge(lang_files.get());
   return files;
 }
 

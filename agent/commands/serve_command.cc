@@ -1,5 +1,7 @@
-// benchfleet-agent serve: the long-running agent. Drains the outbox to the coordinator until
-// SIGTERM/SIGINT (or, with --exit-when-drained, until the outbox is empty).
+// benchfleet-agent serve: the long-running agent. Drains the outbox to the coordinator and runs
+// the tasks the coordinator assigns on the same stream (agent/tasks/, each judged against this
+// agent's allow-list first) until SIGTERM/SIGINT (or, with --exit-when-drained, until the outbox
+// is empty and no task is running).
 #include <signal.h>
 
 #include <cerrno>
@@ -8,7 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "agent/commands/agent_context.h"
 #include "agent/commands/commands.h"
+#include "agent/backends/backend.h"
+#include "agent/config/allow_list.h"
 #include "agent/outbox/outbox.h"
+#include "agent/tasks/task_executor.h"
 #include "agent/uplink/uplink.h"
 #include "common/version.h"
 
@@ -70,9 +75,35 @@ int RunServeCommand(const ServeFlags& flags) {
                                                                      " torn bytes ignored)")
                                                       : ""));
 
+  // Tasks from the coordinator: the executor and the uplink point at each other, so the
+  // executor reaches the uplink through this pointer, set before either starts.
+  const AllowList allow(*config);
+  Uplink* uplink_for_tasks = nullptr;
+  TaskExecutorOptions task_options;
+  task_options.env = env;
+  task_options.allow = &allow;
+  task_options.agent_id = setup->agent_id;
+  task_options.conditions = setup->conditions;
+  task_options.tasks_dir = JoinPath(setup->state_dir, "tasks");
+  task_options.outbox = outbox->get();
+  task_options.find_backend = [](const std::string& name) { return FindBackend(name); };
+  task_options.send_update = [&uplink_for_tasks](const v1::TaskUpdate& update) {
+    uplink_for_tasks->SendTaskUpdate(update);
+  };
+  task_options.on_timed_window = [&uplink_for_tasks](bool timed) { uplink_for_tasks->SetPaused(timed); };
+  task_options.log = [](std::string_view line) { PrintProgress(line); };
+  TaskExecutor executor(std::move(task_options));
+
   UplinkOptions options = MakeUplinkOptions(*setup, coordinator, flags.token_file);
   options.send_rate = flags.send_rate;
+  options.on_assign_task = [&executor](const v1::TaskAssignment& assignment) { executor.Assign(assignment); };
+  options.on_cancel_task = [&executor](const v1::TaskCancel& cancel) { executor.Cancel(cancel); };
   Uplink uplink(std::move(options), outbox->get());
+  uplink_for_tasks = &uplink;
+  if (auto s = executor.Start(); !s.ok()) {
+    PrintError("serve", s);
+    return kExitBadInput;
+  }
   if (auto s = uplink.Start(); !s.ok()) {
     PrintError("serve", s);
     return kExitBadInput;
@@ -94,7 +125,7 @@ int RunServeCommand(const ServeFlags& flags) {
       break;
     }
     const size_t depth = (*outbox)->depth();
-    if (flags.exit_when_drained && depth == 0) {
+    if (flags.exit_when_drained && depth == 0 && executor.WaitUntilIdle(absl::ZeroDuration())) {
       PrintProgress("serve: outbox drained, exiting (--exit-when-drained)");
       break;
     }
@@ -105,6 +136,12 @@ int RunServeCommand(const ServeFlags& flags) {
       if (report != last_report) PrintProgress(report);
       last_report = std::move(report);
     }
+  }
+  // The task in progress ends after its current run; its finished update gets a moment to leave
+  // (it is kept in the task's folder and sent again when the coordinator re-sends the task).
+  executor.Stop();
+  for (int i = 0; i < 20 && uplink.pending_task_updates() > 0 && uplink.stats().connected; ++i) {
+    env->clock().SleepFor(absl::Milliseconds(50));
   }
   uplink.Stop();
   const UplinkStats stats = uplink.stats();

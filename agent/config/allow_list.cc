@@ -125,4 +125,21 @@ absl::Status AllowList::CheckUrl(std::string_view url) const {
   return Deny(absl::StrCat("url ", ToAbsl(url)), "allow.urls");
 }
 
+absl::Status AllowList::WithAllowed(const absl::Status& refusal) const {
+  if (refusal.code() != absl::StatusCode::kPermissionDenied) return refusal;
+  const std::pair<const char*, const std::vector<std::string>*> settings[] = {
+      {"allow.backends", &allow_.backends},
+      {"allow.executables", &allow_.executables},
+      {"allow.model_dirs", &allow_.model_dirs},
+      {"allow.urls", &allow_.urls},
+  };
+  for (const auto& [setting, values] : settings) {
+    if (refusal.message().find(absl::StrCat("(", setting)) == absl::string_view::npos) continue;
+    return absl::PermissionDeniedError(absl::StrCat(
+        refusal.message(), "; ", setting,
+        values->empty() ? " is empty: this agent allows none" : absl::StrCat(" lists: ", absl::StrJoin(*values, ", "))));
+  }
+  return refusal;
+}
+
 }  // namespace benchfleet::agent

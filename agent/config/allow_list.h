@@ -34,6 +34,11 @@ class AllowList {
   // the entry's path ("http://h:1/api" allows "http://h:1/api/x", not "http://h:1/apix").
   absl::Status CheckUrl(std::string_view url) const;
 
+  // Returns a refusal of the checks above with what the setting it names does allow appended
+  // ("...; allow.backends lists: llama-server"), so whoever reads it (a coordinator showing a
+  // refused task) sees what would have passed. Any other status comes back unchanged.
+  absl::Status WithAllowed(const absl::Status& refusal) const;
+
  private:
   absl::Status Deny(std::string_view what, std::string_view setting) const;
 

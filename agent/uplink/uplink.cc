@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -128,6 +129,25 @@ class Uplink::Impl {
   absl::Status status() {
     std::lock_guard<std::mutex> l(mu_);
     return fatal_;
+  }
+
+  void SendTaskUpdate(v1::TaskUpdate update) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (update.has_progress()) {
+      for (v1::TaskUpdate& waiting : task_updates_) {
+        if (waiting.has_progress() && waiting.task_id() == update.task_id()) {
+          waiting = std::move(update);
+          return;
+        }
+      }
+    }
+    task_updates_.push_back(std::move(update));
+    cv_.notify_all();
+  }
+
+  size_t pending_task_updates() {
+    std::lock_guard<std::mutex> l(mu_);
+    return task_updates_.size();
   }
 
   UplinkStats stats() {
@@ -309,8 +329,22 @@ class Uplink::Impl {
           ++stats_.heartbeat_acks;
           break;
         }
+        case v1::CoordinatorMessage::kAssignTask:
+          if (options_.on_assign_task) {
+            options_.on_assign_task(message.assign_task());
+          } else {
+            Log(absl::StrCat("task ", message.assign_task().task_id(), " ignored: this uplink runs no tasks"));
+          }
+          break;
+        case v1::CoordinatorMessage::kCancelTask:
+          if (options_.on_cancel_task) {
+            options_.on_cancel_task(message.cancel_task());
+          } else {
+            Log(absl::StrCat("cancel of task ", message.cancel_task().task_id(), " ignored: this uplink runs no tasks"));
+          }
+          break;
         default:
-          break;  // a newer coordinator's message (tasks): not ours to handle yet
+          break;  // a newer coordinator's message: not ours to handle
       }
     }
     std::lock_guard<std::mutex> l(mu_);
@@ -364,11 +398,12 @@ class Uplink::Impl {
     while (true) {
       bool heartbeat_due = false;
       bool may_send = false;
+      bool updates_due = false;
       {
         std::unique_lock<std::mutex> l(mu_);
         auto ready = [&] {
           const absl::Duration now = clock_->Monotonic();
-          return stopping_ || session->reader_done || now >= next_heartbeat ||
+          return stopping_ || session->reader_done || now >= next_heartbeat || !task_updates_.empty() ||
                  now - session->last_received >= options_.silence_timeout ||
                  (maybe_pending_ && !paused_ && session->in_flight.size() < options_.max_in_flight);
         };
@@ -381,6 +416,7 @@ class Uplink::Impl {
               absl::StrCat("nothing from the coordinator for ", absl::FormatDuration(now - session->last_received)));
         }
         heartbeat_due = now >= next_heartbeat;
+        updates_due = !task_updates_.empty();
         may_send = maybe_pending_ && !paused_ && session->in_flight.size() < options_.max_in_flight;
         if (may_send) maybe_pending_ = false;
       }
@@ -397,9 +433,36 @@ class Uplink::Impl {
         std::lock_guard<std::mutex> l(mu_);
         ++stats_.heartbeats_sent;
       }
+      if (updates_due) {
+        if (auto s = SendTaskUpdates(session); !s.ok()) return s;
+      }
       if (may_send) {
         if (auto s = SendBatches(session, &cursor); !s.ok()) return s;
       }
+    }
+  }
+
+  // Writes the waiting task updates, oldest first. Each stays queued until its write succeeded,
+  // so a broken stream loses none (it is written again on the next stream). Only this thread
+  // writes on the stream and removes from the front of the queue.
+  absl::Status SendTaskUpdates(Session* session) {
+    while (true) {
+      v1::AgentMessage message;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        if (stopping_) return absl::CancelledError("stopping");
+        if (task_updates_.empty()) return absl::OkStatus();
+        *message.mutable_task_update() = task_updates_.front();
+      }
+      if (!session->stream->Write(message)) return absl::UnavailableError("write failed");
+      std::lock_guard<std::mutex> l(mu_);
+      // A progress update may have replaced the front meanwhile: drop it only when it is the one
+      // written, else write the newer one on the next turn.
+      if (!task_updates_.empty() &&
+          task_updates_.front().SerializeAsString() == message.task_update().SerializeAsString()) {
+        task_updates_.pop_front();
+      }
+      ++stats_.task_updates_sent;
     }
   }
 
@@ -469,6 +532,8 @@ class Uplink::Impl {
   uint64_t next_batch_id_ = 0;  // guarded by mu_
   absl::Status fatal_;  // guarded by mu_
   std::string last_error_;  // guarded by mu_
+  // Task updates not yet written on a stream, in order.
+  std::deque<v1::TaskUpdate> task_updates_;  // guarded by mu_
   UplinkStats stats_;  // guarded by mu_
 };
 
@@ -480,6 +545,8 @@ void Uplink::Stop() { impl_->Stop(); }
 void Uplink::SetPaused(bool paused) { impl_->SetPaused(paused); }
 absl::Status Uplink::WaitUntilDrained(absl::Duration timeout) { return impl_->WaitUntilDrained(timeout); }
 absl::Status Uplink::status() { return impl_->status(); }
+void Uplink::SendTaskUpdate(v1::TaskUpdate update) { impl_->SendTaskUpdate(std::move(update)); }
+size_t Uplink::pending_task_updates() { return impl_->pending_task_updates(); }
 UplinkStats Uplink::stats() { return impl_->stats(); }
 
 }  // namespace benchfleet::agent

@@ -2,7 +2,9 @@
 // then batches of records with several in flight; each Ack drops its records from the queue (or
 // moves rejected ones aside); heartbeats carry the queue depth. A broken stream is reopened with
 // exponential backoff and full jitter, and everything unacknowledged is sent again. A Welcome
-// with accepted=false stops it for good, with the coordinator's reason.
+// with accepted=false stops it for good, with the coordinator's reason. Tasks travel on the same
+// stream: assign_task / cancel_task from the coordinator go to the options' callbacks, and
+// SendTaskUpdate queues TaskUpdates for it (kept until a stream takes them, across reconnects).
 // Owned by the agent's serve/simulate/import command (or a test/benchmark); thread-safe. gRPC
 // stays in uplink.cc so that including this header is cheap.
 #ifndef BENCHFLEET_AGENT_UPLINK_UPLINK_H_
@@ -21,6 +23,7 @@
 #include "agent/outbox/record_queue.h"
 #include "agent/uplink/backoff.h"
 #include "benchfleet/v1/conditions.pb.h"
+#include "benchfleet/v1/fleet.pb.h"
 #include "common/clock.h"
 
 namespace benchfleet::agent {
@@ -61,6 +64,12 @@ struct UplinkOptions {
 
   // Connection events and problems, one line each, for the operator; empty means silent.
   std::function<void(std::string_view)> log;
+
+  // Tasks from the coordinator (CoordinatorMessage assign_task / cancel_task). Called on the
+  // stream's reading thread, without the uplink's lock: they must return quickly (queue the
+  // work) and may call SendTaskUpdate. Unset: the messages are ignored (logged).
+  std::function<void(const v1::TaskAssignment&)> on_assign_task;
+  std::function<void(const v1::TaskCancel&)> on_cancel_task;
 };
 
 struct UplinkRejection {
@@ -78,6 +87,7 @@ struct UplinkStats {
   uint64_t heartbeat_acks = 0;
   uint64_t sessions = 0;          // streams that got a Welcome
   uint64_t connect_failures = 0;  // attempts that ended without one
+  uint64_t task_updates_sent = 0;  // written on a stream (re-sends after a reconnect included)
   bool connected = false;
   std::string coordinator_version;
   std::vector<UplinkRejection> rejections;
@@ -108,6 +118,17 @@ class Uplink {
   // that sending never competes with the run; records queued meanwhile go when it resumes. May
   // be called before Start().
   void SetPaused(bool paused);
+
+  // Queues a TaskUpdate for the coordinator; it is written on the current stream, or on the next
+  // one after a reconnect. Updates are written in the order given, except that a progress update
+  // replaces a progress update of the same task that is still waiting (only the latest matters);
+  // accepted, refused and finished are never dropped: an update whose write fails is written again
+  // on the next stream. Not paused by SetPaused (they are small and come between runs). May be
+  // called before Start() and from any thread.
+  void SendTaskUpdate(v1::TaskUpdate update);
+
+  // Returns how many task updates wait for a stream.
+  size_t pending_task_updates();
 
   // OK while running or stopped normally; the error it gave up with otherwise.
   absl::Status status();

@@ -1,7 +1,9 @@
 #include "coordinator/admin/admin_service.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/grpc_status.h"
@@ -42,8 +44,30 @@ absl::StatusOr<RunQuery> RunQueryFromRequest(const v1::ListRunsRequest& request)
   return query;
 }
 
-AdminService::AdminService(RunStore* store, ConnectedAgents* agents)
-    : store_(store), agents_(agents) {}
+AdminService::AdminService(RunStore* store, ConnectedAgents* agents, Scheduler* scheduler)
+    : store_(store), agents_(agents), scheduler_(scheduler) {}
+
+std::map<std::string, v1::MachineTask> CurrentTasks(const std::vector<v1::SeriesStatus>& active) {
+  std::map<std::string, v1::MachineTask> current;
+  // Oldest series first, so a later PENDING task does not replace an earlier one.
+  for (auto series = active.rbegin(); series != active.rend(); ++series) {
+    for (const v1::TaskStatus& task : series->tasks()) {
+      const bool running = task.state() == v1::TaskStatus::STATE_RUNNING;
+      if (!running && task.state() != v1::TaskStatus::STATE_PENDING) continue;
+      auto it = current.find(task.agent_id());
+      if (it != current.end() &&
+          (!running || it->second.state() == v1::TaskStatus::STATE_RUNNING)) {
+        continue;
+      }
+      v1::MachineTask& entry = current[task.agent_id()];
+      entry.set_series_id(series->series_id());
+      entry.set_series_name(series->name());
+      entry.set_task_id(task.task_id());
+      entry.set_state(task.state());
+    }
+  }
+  return current;
+}
 
 grpc::Status AdminService::ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* request,
                                     v1::ListRunsResponse* response) {
@@ -62,8 +86,17 @@ grpc::Status AdminService::ListMachines(grpc::ServerContext*, const v1::ListMach
   absl::StatusOr<std::vector<v1::Machine>> machines = store_->ListMachines(
       std::map<std::string, std::string>(request->labels().begin(), request->labels().end()));
   if (!machines.ok()) return ToGrpcStatus(machines.status());
+  std::map<std::string, v1::MachineTask> tasks;
+  if (scheduler_ != nullptr) {
+    absl::StatusOr<std::vector<v1::SeriesStatus>> active = scheduler_->ListSeries(true);
+    if (!active.ok()) return ToGrpcStatus(active.status());
+    tasks = CurrentTasks(*active);
+  }
   for (v1::Machine& machine : *machines) {
     machine.set_connected(agents_->IsConnected(machine.agent_id()));
+    if (auto it = tasks.find(machine.agent_id()); it != tasks.end()) {
+      *machine.mutable_current_task() = it->second;
+    }
     *response->add_machines() = std::move(machine);
   }
   return grpc::Status::OK;

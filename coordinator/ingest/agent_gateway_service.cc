@@ -10,6 +10,7 @@
 #include "coordinator/ingest/batch.h"
 #include "coordinator/ingest/hello.h"
 #include "coordinator/ingest/stream_writer.h"
+#include "coordinator/ingest/task_sink.h"
 #include "coordinator/log.h"
 
 namespace benchfleet::coordinator {
@@ -50,8 +51,18 @@ v1::CoordinatorMessage WelcomeMessage(const v1::Hello& hello, const absl::Status
 
 AgentGatewayService::AgentGatewayService(RunStore* store, GroupCommitter* committer,
                                          ConnectedAgents* agents, CoordinatorMetrics* metrics,
-                                         Clock* clock)
-    : store_(store), committer_(committer), agents_(agents), metrics_(metrics), clock_(clock) {}
+                                         Clock* clock, Scheduler* scheduler)
+    : store_(store),
+      committer_(committer),
+      agents_(agents),
+      metrics_(metrics),
+      clock_(clock),
+      scheduler_(scheduler) {
+  if (scheduler_ != nullptr) {
+    stored_runs_ = std::make_unique<StoredRunsRelay>(
+        [scheduler](const std::vector<v1::RunRecord>& records) { scheduler->RunsStored(records); });
+  }
+}
 
 AgentGatewayService::~AgentGatewayService() = default;
 
@@ -84,11 +95,26 @@ absl::Status AgentGatewayService::HandleBatch(const std::shared_ptr<Stream>& str
     return absl::OkStatus();
   }
 
+  // The scheduler hears of the runs of fleet tasks (those with a task_id) once they are stored.
+  // They are read again here, on the stream's thread, so the committer only moves them.
+  std::vector<std::pair<size_t, v1::RunRecord>> task_runs;
+  if (stored_runs_ != nullptr) {
+    for (size_t i = 0; i < prepared->indexes.size(); ++i) {
+      v1::RunRecord record;
+      if (record.ParseFromString(batch.records(static_cast<int>(prepared->indexes[i]))) &&
+          !record.task_id().empty()) {
+        task_runs.emplace_back(i, std::move(record));
+      }
+    }
+  }
+
   auto work = std::make_shared<CommitWork>();
   work->runs = std::move(prepared->runs);
   work->cancelled = stream->cancelled;
   CoordinatorMetrics* metrics = metrics_;
-  work->done = [stream, prepared, metrics](absl::Span<const RunStoreResult> results) {
+  StoredRunsRelay* relay = task_runs.empty() ? nullptr : stored_runs_.get();
+  work->done = [stream, prepared, metrics, relay, task_runs = std::move(task_runs)](
+                   absl::Span<const RunStoreResult> results) mutable {
     v1::CoordinatorMessage message;
     v1::Ack& ack = *message.mutable_ack() = BuildAck(*prepared, results);
     metrics->RecordsStored(ack.stored_run_ids_size());
@@ -97,6 +123,15 @@ absl::Status AgentGatewayService::HandleBatch(const std::shared_ptr<Stream>& str
       if (r.outcome == StoreOutcome::kRefused) metrics->RecordRejected("refused_by_database");
     }
     stream->writer.Send(std::move(message));
+    if (relay != nullptr) {
+      std::vector<v1::RunRecord> stored;
+      for (auto& [i, record] : task_runs) {
+        if (i < results.size() && results[i].outcome == StoreOutcome::kStored) {
+          stored.push_back(std::move(record));
+        }
+      }
+      relay->Post(std::move(stored));
+    }
     {
       std::lock_guard<std::mutex> lock(stream->mu);
       --stream->outstanding;
@@ -151,6 +186,17 @@ grpc::Status AgentGatewayService::Connect(
   agents_->Add(stream->agent_id);
   metrics_->AgentConnected();
   stream->writer.Send(WelcomeMessage(message.hello(), verdict));
+  // After the Welcome, so the agent's pending tasks follow it down the stream. The sink holds
+  // the stream weakly: the scheduler may keep it a moment after the stream ended.
+  std::shared_ptr<StreamTaskSink> sink;
+  if (scheduler_ != nullptr) {
+    std::weak_ptr<Stream> weak = stream;
+    sink = std::make_shared<StreamTaskSink>([weak](v1::CoordinatorMessage m) {
+      std::shared_ptr<Stream> s = weak.lock();
+      return s != nullptr && s->writer.Send(std::move(m));
+    });
+    scheduler_->AgentConnected(stream->agent_id, sink);
+  }
 
   grpc::Status result = grpc::Status::OK;
   bool reading = true;
@@ -183,17 +229,23 @@ grpc::Status AgentGatewayService::Connect(
         ack.mutable_heartbeat_ack()->mutable_receive_time()->set_nanos(
             static_cast<int32_t>((now - absl::FromUnixSeconds(absl::ToUnixSeconds(now))) /
                                  absl::Nanoseconds(1)));
+        // The lease is renewed before the ack goes: an acknowledged heartbeat has counted.
+        if (scheduler_ != nullptr) scheduler_->Heartbeat(stream->agent_id);
         stream->writer.Send(std::move(ack));
         break;
       }
+      case v1::AgentMessage::kTaskUpdate:
+        if (scheduler_ != nullptr) scheduler_->TaskUpdated(stream->agent_id, message.task_update());
+        break;
       default:
-        // A newer agent's message kind (task progress, ...): nothing to do with it here yet.
+        // A newer agent's message kind: nothing to do with it here.
         break;
     }
   }
   // The agent half-closed: it may still wait for the Acks of what it sent.
   if (reading && result.ok()) WaitForAcks(*stream);
 
+  if (sink != nullptr) scheduler_->AgentDisconnected(stream->agent_id, sink.get());
   stream->cancelled->store(true);
   stream->writer.Close();
   {
@@ -220,8 +272,12 @@ void AgentGatewayService::Shutdown(absl::Duration flush_timeout) {
     stream->cv.notify_all();
   }
   // Only streams still registered have a live ServerContext.
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& stream : streams_) stream->context->TryCancel();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& stream : streams_) stream->context->TryCancel();
+  }
+  // The committer has stopped: no group will post after this.
+  if (stored_runs_ != nullptr) stored_runs_->Stop();
 }
 
 }  // namespace benchfleet::coordinator

@@ -1,8 +1,10 @@
 // AgentGatewayService: the gRPC AgentGateway. Each Connect stream runs its read loop on its gRPC
 // thread: Hello first (revision check, machine upsert, Welcome), then record batches (prepared
 // on this thread, stored by the GroupCommitter, acknowledged after COMMIT by the stream's own
-// StreamWriter, so agents may pipeline batches) and heartbeats. Room for task assignment: it
-// will be one more message kind down the same writer. Owned by CoordinatorServer; thread-safe.
+// StreamWriter, so agents may pipeline batches), heartbeats and task updates. Fleet tasks go
+// down the same writer: each accepted stream registers a StreamTaskSink with the Scheduler, and
+// the records of each committed group go to Scheduler::RunsStored off the committer's thread.
+// Owned by CoordinatorServer; thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_INGEST_AGENT_GATEWAY_SERVICE_H_
 #define BENCHFLEET_COORDINATOR_INGEST_AGENT_GATEWAY_SERVICE_H_
 
@@ -16,16 +18,19 @@
 #include "common/clock.h"
 #include "coordinator/ingest/connected_agents.h"
 #include "coordinator/ingest/group_committer.h"
+#include "coordinator/ingest/stored_runs_relay.h"
 #include "coordinator/metrics/coordinator_metrics.h"
+#include "coordinator/scheduler/scheduler.h"
 #include "coordinator/store/run_store.h"
 
 namespace benchfleet::coordinator {
 
 class AgentGatewayService final : public v1::AgentGateway::Service {
  public:
-  // The pointers must outlive the service.
+  // The pointers must outlive the service. `scheduler` may be null: no fleet tasks then (task
+  // updates are ignored).
   AgentGatewayService(RunStore* store, GroupCommitter* committer, ConnectedAgents* agents,
-                      CoordinatorMetrics* metrics, Clock* clock);
+                      CoordinatorMetrics* metrics, Clock* clock, Scheduler* scheduler = nullptr);
   ~AgentGatewayService() override;
 
   grpc::Status Connect(
@@ -33,8 +38,8 @@ class AgentGatewayService final : public v1::AgentGateway::Service {
       grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream) override;
 
   // Refuses new streams, gives each open one up to `flush_timeout` to write what it has queued
-  // (the Acks of the last group), then cancels it. Call after GroupCommitter::Stop() and before
-  // grpc::Server::Shutdown().
+  // (the Acks of the last group), then cancels it; hands the last stored records to the
+  // scheduler. Call after GroupCommitter::Stop() and before grpc::Server::Shutdown().
   void Shutdown(absl::Duration flush_timeout);
 
  private:
@@ -53,6 +58,9 @@ class AgentGatewayService final : public v1::AgentGateway::Service {
   ConnectedAgents* const agents_;
   CoordinatorMetrics* const metrics_;
   Clock* const clock_;
+  Scheduler* const scheduler_;
+  // Null without a scheduler.
+  std::unique_ptr<StoredRunsRelay> stored_runs_;
 
   std::atomic<bool> shutting_down_{false};
   std::mutex mu_;

@@ -24,6 +24,9 @@ class CoordinatorMetrics {
 
   // One group commit of `runs` runs (stored, duplicated or refused).
   virtual void GroupCommitted(uint64_t runs) = 0;
+
+  // A run of a scheduled series checked against its baseline; `regression` when flagged.
+  virtual void RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) = 0;
 };
 
 // Counts nothing; for tests that do not look at metrics.
@@ -35,6 +38,7 @@ class NullMetrics : public CoordinatorMetrics {
   void AgentConnected() override {}
   void AgentDisconnected() override {}
   void GroupCommitted(uint64_t) override {}
+  void RegressionChecked(std::string_view, std::string_view, bool) override {}
 };
 
 }  // namespace benchfleet::coordinator

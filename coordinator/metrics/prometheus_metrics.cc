@@ -36,6 +36,11 @@ PrometheusMetrics::PrometheusMetrics() : registry_(std::make_shared<prometheus::
                          .Help("Runs written by group commits (stored, duplicate or refused)")
                          .Register(*registry_)
                          .Add({});
+  regression_checks_ = &prometheus::BuildCounter()
+                            .Name("benchfleet_coordinator_regression_checks_total")
+                            .Help("Runs of scheduled series checked against their baseline, by agent, task and "
+                                  "verdict (regression or ok)")
+                            .Register(*registry_);
 }
 
 PrometheusMetrics::~PrometheusMetrics() = default;
@@ -49,6 +54,15 @@ void PrometheusMetrics::RecordsDuplicated(uint64_t count) {
 void PrometheusMetrics::RecordRejected(std::string_view reason) {
   // Family::Add returns the existing counter for labels it has seen: safe from any thread.
   rejected_->Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void PrometheusMetrics::RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) {
+  // Both verdicts exist from the first check of an (agent, task), so increase() alerts see the first
+  // regression.
+  auto& ok = regression_checks_->Add({{"agent", std::string(agent_id)}, {"task", std::string(task)}, {"verdict", "ok"}});
+  auto& bad = regression_checks_->Add(
+      {{"agent", std::string(agent_id)}, {"task", std::string(task)}, {"verdict", "regression"}});
+  (regression ? bad : ok).Increment();
 }
 
 void PrometheusMetrics::AgentConnected() { agents_connected_->Increment(); }

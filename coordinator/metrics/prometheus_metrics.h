@@ -34,6 +34,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   void AgentConnected() override;
   void AgentDisconnected() override;
   void GroupCommitted(uint64_t runs) override;
+  void RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) override;
 
   // The registry, for an exposer and for tests (Registry::Collect, no HTTP).
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
@@ -46,6 +47,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   prometheus::Gauge* agents_connected_;
   prometheus::Counter* commits_;
   prometheus::Counter* committed_runs_;
+  prometheus::Family<prometheus::Counter>* regression_checks_;
 };
 
 // Serves a registry on http://ADDRESS/metrics until destroyed.

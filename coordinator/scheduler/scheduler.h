@@ -48,6 +48,8 @@ struct SchedulerOptions {
   double regression_threshold = 0.10;
   // This coordinator's name in the store (which coordinator holds which agent's stream).
   std::string coordinator_id;
+  // Told of every regression verdict stored (the coordinator counts them in its metrics).
+  std::function<void(const v1::RunRecord& run, const v1::RegressionVerdict& verdict)> on_verdict;
 };
 
 class Scheduler {

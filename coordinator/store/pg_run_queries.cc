@@ -4,6 +4,9 @@
 #include <pqxx/result>
 #include <pqxx/nontransaction>
 
+#include <map>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/hashing.h"
@@ -51,6 +54,33 @@ class Where {
 };
 
 constexpr char kMicrosToTimestamptz[] = "('epoch'::timestamptz + ?::bigint * interval '1 microsecond')";
+
+// Appends each run's annotations (run_annotations: INVALIDATED by an operator, REGRESSION by
+// the scheduler) to its flags, so every listing shows them and the guide can exclude them.
+absl::Status AppendAnnotationFlags(pqxx::transaction_base& tx, std::vector<v1::RunRecord>* runs) {
+  if (runs->empty()) return absl::OkStatus();
+  std::vector<std::string> ids;
+  std::map<std::string, v1::RunRecord*> by_id;
+  for (v1::RunRecord& r : *runs) {
+    // The key is the canonical lower-case form (runs.run_id is a uuid).
+    const std::string id = absl::AsciiStrToLower(r.run_id());
+    if (!IsUuid(id)) continue;
+    ids.push_back(id);
+    by_id[id] = &r;
+  }
+  const pqxx::result rows = tx.exec_params(
+      "SELECT run_id::text, code, reason FROM run_annotations "
+      "WHERE run_id IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid) ORDER BY run_id, created, code",
+      JsonStringArray(ids));
+  for (const auto& row : rows) {
+    const auto it = by_id.find(row[0].c_str());
+    if (it == by_id.end()) continue;
+    v1::Flag* flag = it->second->add_flags();
+    flag->set_code(row[1].c_str());
+    flag->set_reason(row[2].c_str());
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -132,7 +162,7 @@ absl::Status SelectRuns(pqxx::connection& conn, const RunQuery& query, RunPage* 
     }
     page->runs.push_back(std::move(record));
   }
-  return absl::OkStatus();
+  return AppendAnnotationFlags(tx, &page->runs);
 }
 
 }  // namespace benchfleet::coordinator

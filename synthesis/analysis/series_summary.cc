@@ -23,9 +23,12 @@ std::string MatrixString(const v1::RunRecord& r) {
 
 // Same run order as the table (start_time, call_index, run_id), so the count sources list their
 // runs alike whatever the input order.
+// References, not copies: make_tuple would copy both run ids at every comparison of the sort.
 bool RunBefore(const v1::RunRecord* a, const v1::RunRecord* b) {
-  return std::make_tuple(a->start_time().seconds(), a->start_time().nanos(), a->call_index(), a->run_id()) <
-         std::make_tuple(b->start_time().seconds(), b->start_time().nanos(), b->call_index(), b->run_id());
+  const int64_t as = a->start_time().seconds(), bs = b->start_time().seconds();
+  const int32_t an = a->start_time().nanos(), bn = b->start_time().nanos();
+  const uint32_t ac = a->call_index(), bc = b->call_index();
+  return std::tie(as, an, ac, a->run_id()) < std::tie(bs, bn, bc, b->run_id());
 }
 
 // RFC 3339 in UTC with "Z", fractional seconds only when non-zero ("2026-03-01T10:00:00Z").

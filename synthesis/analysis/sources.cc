@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
 #include <utility>
 
 namespace benchfleet::synthesis {
@@ -66,32 +67,76 @@ std::string FormatDouble(double v) {
 
 namespace {
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
+// Appends `s` as one CSV field: verbatim, or quoted (quotes doubled) when it holds , " CR or LF.
+void AppendCsvField(std::string_view s, std::string* out) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out->append(s);
+    return;
   }
-  return out + "\"";
+  out->push_back('"');
+  for (char c : s) {
+    if (c == '"') out->push_back('"');
+    out->push_back(c);
+  }
+  out->push_back('"');
 }
 
-std::string Join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ";" : "") + parts[i];
-  return out;
+// Sets `scratch` to the parts joined with ';'.
+void JoinInto(const std::vector<std::string>& parts, std::string* scratch) {
+  scratch->clear();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) scratch->push_back(';');
+    scratch->append(parts[i]);
+  }
+}
+
+void JoinInto(const std::vector<double>& values, std::string* scratch) {
+  scratch->clear();
+  char buf[64];
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) scratch->push_back(';');
+    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), values[i]);
+    if (ec == std::errc()) {
+      scratch->append(buf, end);
+    } else {
+      scratch->append("nan");  // as FormatDouble
+    }
+  }
 }
 
 }  // namespace
 
 std::string SourcesCsv(const SourceTable& table) {
-  std::string out = "source_id,operation,run_ids,provenance,inputs,formula,input_refs\r\n";
+  // Appended in place (no per-field temporaries): at a million runs the file is hundreds of MB.
+  size_t estimate = 64;
   for (const auto& s : table.sources()) {
-    std::vector<std::string> inputs;
-    for (double v : s.inputs) inputs.push_back(FormatDouble(v));
-    out += CsvField(s.id) + "," + CsvField(s.operation) + "," + CsvField(Join(s.run_ids)) + "," +
-           CsvField(Join(s.provenance)) + "," + CsvField(Join(inputs)) + "," + CsvField(s.formula) + "," +
-           CsvField(Join(s.input_refs)) + "\r\n";
+    estimate += 48 + s.id.size() + s.operation.size() + s.formula.size() + 24 * s.inputs.size();
+    for (const auto& id : s.run_ids) estimate += id.size() + 1;
+    for (const auto& p : s.provenance) estimate += p.size() + 1;
+  }
+  std::string out;
+  out.reserve(estimate);
+  out += "source_id,operation,run_ids,provenance,inputs,formula,input_refs\r\n";
+  std::string scratch;
+  for (const auto& s : table.sources()) {
+    AppendCsvField(s.id, &out);
+    out.push_back(',');
+    AppendCsvField(s.operation, &out);
+    out.push_back(',');
+    JoinInto(s.run_ids, &scratch);
+    AppendCsvField(scratch, &out);
+    out.push_back(',');
+    JoinInto(s.provenance, &scratch);
+    AppendCsvField(scratch, &out);
+    out.push_back(',');
+    JoinInto(s.inputs, &scratch);
+    AppendCsvField(scratch, &out);
+    out.push_back(',');
+    AppendCsvField(s.formula, &out);
+    out.push_back(',');
+    JoinInto(s.input_refs, &scratch);
+    AppendCsvField(scratch, &out);
+    out += "\r\n";
   }
   return out;
 }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 namespace benchfleet::synthesis {
@@ -13,7 +15,8 @@ namespace {
 constexpr const char* kThroughputMetrics[] = {"predicted_per_second", "images_per_second", "tokens_per_second"};
 
 bool IsExcludingFlag(const std::string& code) {
-  return code == "CACHE_HIT" || code == "PROMPT_CACHE_USED" || code == "CONTENDED";
+  // INVALIDATED: an operator marked the run invalid (benchfleet runs invalidate).
+  return code == "CACHE_HIT" || code == "PROMPT_CACHE_USED" || code == "CONTENDED" || code == "INVALIDATED";
 }
 
 std::string MatrixString(const v1::RunRecord& r) {
@@ -28,9 +31,12 @@ CellKey KeyOf(const v1::RunRecord& r, const MachineOf& machine_of) {
 }
 
 // Run order: start_time, then call_index, then run_id (unique), so any input permutation sorts alike.
+// References, not copies: make_tuple would copy both run ids at every comparison of the sort.
 bool RunBefore(const v1::RunRecord* a, const v1::RunRecord* b) {
-  return std::make_tuple(a->start_time().seconds(), a->start_time().nanos(), a->call_index(), a->run_id()) <
-         std::make_tuple(b->start_time().seconds(), b->start_time().nanos(), b->call_index(), b->run_id());
+  const int64_t as = a->start_time().seconds(), bs = b->start_time().seconds();
+  const int32_t an = a->start_time().nanos(), bn = b->start_time().nanos();
+  const uint32_t ac = a->call_index(), bc = b->call_index();
+  return std::tie(as, an, ac, a->run_id()) < std::tie(bs, bn, bc, b->run_id());
 }
 
 std::map<CellKey, std::vector<const v1::RunRecord*>> GroupByCell(const std::vector<v1::RunRecord>& records,
@@ -142,11 +148,19 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
   }
 
   if (!cell.excluded.empty()) {
+    // Each excluded id's provenance is that of the first run (in run order) with the id: one pass
+    // over the runs with a hash lookup, not a search of the whole cell per excluded run.
+    std::unordered_map<std::string_view, const v1::RunRecord*> first_with_id;
+    for (const auto& e : cell.excluded) first_with_id.emplace(e.run_id, nullptr);
+    for (const auto* r : runs) {
+      auto it = first_with_id.find(r->run_id());
+      if (it != first_with_id.end() && it->second == nullptr) it->second = r;
+    }
     std::vector<std::string> ids, provenance;
     for (const auto& e : cell.excluded) {
       ids.push_back(e.run_id);
-      auto it = std::find_if(runs.begin(), runs.end(), [&](const v1::RunRecord* r) { return r->run_id() == e.run_id; });
-      provenance.push_back(it != runs.end() ? ProvenanceOf(**it) : "unknown");
+      const v1::RunRecord* r = first_with_id.at(e.run_id);
+      provenance.push_back(r != nullptr ? ProvenanceOf(*r) : "unknown");
     }
     cell.excluded_count = Figure{static_cast<double>(ids.size()), "runs", table->AddCount(ids, provenance)};
   }

@@ -29,9 +29,10 @@ bool RecordMatches(const RecordFilter& filter, const v1::RunRecord& record);
 // lower-cased run_id (the order of Admin ListRuns reversed; PostgreSQL orders uuids that way).
 void SortRecordsOldestFirst(std::vector<v1::RunRecord>* records);
 
-// The one statement that reads the records (what the guide benchmark times against a plain
-// `COPY (SELECT record FROM runs) TO STDOUT`), for the tasks and time of `filter`; `quoted_tasks`
-// are the tasks as SQL literals (quoted by the connection).
+// The one statement that reads the records (the guide benchmark's read baseline times this very
+// COPY, lines only), for the tasks and time of `filter`: each row is `record_pb` (the binary copy
+// the store writes since migration 0003) or, when that is NULL, `record` (the JSON);
+// `quoted_tasks` are the tasks as SQL literals (quoted by the connection).
 std::string RecordsCopySql(const std::vector<std::string>& quoted_tasks, const std::optional<absl::Time>& since);
 
 // Undoes COPY's text-format escaping of one field (\\, \n, \t, \r, \b, \f, \v, \ooo, \xhh) in
@@ -40,8 +41,8 @@ void UnescapeCopyText(std::string* line);
 
 // Returns the records of the runs matching `filter`, oldest first (start_time, runs without one
 // first, then run_id: the order Admin ListRuns gives once reversed), read with one
-// `COPY (SELECT record FROM runs WHERE ...) TO STDOUT`, and the conditions of every fingerprint
-// they name from the `conditions` table. A record whose JSON cannot be read goes to `skipped`
+// RecordsCopySql's COPY, and the conditions of every fingerprint they name from the `conditions`
+// table. A record whose binary copy or JSON cannot be read goes to `skipped`
 // (path "database", line = its row in the COPY). No matching run is OK (empty records).
 // UNAVAILABLE when the database cannot be reached, INTERNAL for another database failure; the
 // messages never contain the URL (nor so its password).

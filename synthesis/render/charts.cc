@@ -11,6 +11,7 @@
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/render.h"
+#include "synthesis/render/run_bins.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -160,15 +161,8 @@ std::string RenderDurationChart(const Analysis& analysis, const std::string& tas
          "</text>\n";
     s += "<g class=\"cell\" stroke=\"" + color + "\" fill=\"" + color + "\">\n";
     s += "<title>" + XmlEscape(label) + "</title>\n";
-    size_t k = 0;
-    for (const RunFigure& rf : c.runs) {
-      if (!rf.wall_seconds) continue;
-      const double x = cx + Jitter(k++) * spread, y = Y(rf.wall_seconds->value);
-      const std::string tip = "<title>" +
-                              XmlEscape(std::string(m.run) + " " + rf.run_id + ": " +
-                                        FormatNumber(rf.wall_seconds->value, lang) + " s [" +
-                                        rf.wall_seconds->source_id + "]") +
-                              "</title>";
+    // Marker of one point (a run, or a bin's median) by phase, with its tooltip.
+    auto mark = [&](double x, double y, const std::string& tip) {
       if (c.key.phase == v1::PHASE_WARM) {
         s += "<circle class=\"run\" cx=\"" + P(x) + "\" cy=\"" + P(y) + "\" r=\"4.0\">" + tip + "</circle>\n";
       } else if (c.key.phase == v1::PHASE_COLD) {
@@ -178,12 +172,50 @@ std::string RenderDurationChart(const Analysis& analysis, const std::string& tas
         s += "<polygon class=\"run\" points=\"" + P(x) + "," + P(y - 5) + " " + P(x - 5) + "," + P(y + 4) + " " +
              P(x + 5) + "," + P(y + 4) + "\">" + tip + "</polygon>\n";
       }
+    };
+    std::vector<double> seconds;
+    for (const RunFigure& rf : c.runs) {
+      if (rf.wall_seconds) seconds.push_back(rf.wall_seconds->value);
+    }
+    std::string binned_note;
+    if (seconds.size() > kBinRunsAbove) {
+      // Too many runs for a point each: groups of consecutive runs (in the cell's order), each its
+      // min–max line and its median, spread sideways as the runs would be.
+      const std::vector<RunBin> bins = BinInOrder(seconds);
+      for (size_t b = 0; b < bins.size(); ++b) {
+        const double x = cx + Jitter(b) * spread;
+        s += "<line x1=\"" + P(x) + "\" y1=\"" + P(Y(bins[b].min)) + "\" x2=\"" + P(x) + "\" y2=\"" +
+             P(Y(bins[b].max)) + "\" stroke-width=\"1\"/>\n";
+        mark(x, Y(bins[b].median),
+             "<title>" +
+                 XmlEscape(std::string(m.dist_median) + " " + FormatNumber(bins[b].median, lang) + " s, " +
+                           std::string(m.dist_min) + " " + FormatNumber(bins[b].min, lang) + " s, " +
+                           std::string(m.dist_max) + " " + FormatNumber(bins[b].max, lang) + " s (" +
+                           std::to_string(bins[b].runs) + " " + std::string(m.runs_word) + ", sources.csv)") +
+                 "</title>");
+      }
+      binned_note = " (" + std::string(m.binned_about) + " " +
+                    std::to_string(RunsPerMark(seconds.size(), bins.size())) + " " + std::string(m.binned_per_mark) +
+                    ")";
+    }
+    // Unbinned: every run its point (the binned cell drew its marks above).
+    const std::vector<RunFigure> none;
+    size_t k = 0;
+    for (const RunFigure& rf : binned_note.empty() ? c.runs : none) {
+      if (!rf.wall_seconds) continue;
+      const double x = cx + Jitter(k++) * spread, y = Y(rf.wall_seconds->value);
+      const std::string tip = "<title>" +
+                              XmlEscape(std::string(m.run) + " " + rf.run_id + ": " +
+                                        FormatNumber(rf.wall_seconds->value, lang) + " s [" +
+                                        rf.wall_seconds->source_id + "]") +
+                              "</title>";
+      mark(x, y, tip);
     }
     s += "</g>\n";
     // Legend: the column number and the cell (its label ends with the phase, hence the marker).
     const double ly = kBottom + 56 + 16.0 * static_cast<double>(ci);
     s += "<text x=\"" + P(kLeft) + "\" y=\"" + P(ly) + "\" fill=\"" + color + "\">" +
-         XmlEscape(std::to_string(ci + 1) + " — " + label) + "</text>\n";
+         XmlEscape(std::to_string(ci + 1) + " — " + label + binned_note) + "</text>\n";
   }
   s += "</svg>\n";
   return s;

@@ -405,6 +405,15 @@ std::string InlineSvg(std::string_view svg, const std::string& prefix, std::set<
   constexpr std::string_view kHrefAttrs[] = {" href=\"#", " xlink:href=\"#"};
   size_t i = 0;
   while (i < body.size()) {
+    // Every attribute rewritten below starts with ' ' and url(# with 'u': copy the text up to the
+    // next of those in one piece.
+    if (body[i] != ' ' && body[i] != 'u') {
+      size_t next = body.find_first_of(" u", i);
+      if (next == std::string_view::npos) next = body.size();
+      out.append(body.substr(i, next - i));
+      i = next;
+      continue;
+    }
     bool done = false;
     for (std::string_view attr : kListAttrs) {
       if (body.substr(i, attr.size()) != attr) continue;

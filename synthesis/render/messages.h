@@ -60,6 +60,10 @@ struct Messages {
   std::string_view memory_desc;
   std::string_view memory_panel_device, memory_panel_host;
   std::string_view gib;              // "GiB" / "Gio"
+  // Charts of cells with many runs (run_bins.h): "binned: about K runs per mark".
+  std::string_view binned_about;     // "binned: about"
+  std::string_view binned_per_mark;  // "runs per mark"
+  std::string_view runs_word;        // "runs", after a count in a mark's tooltip
 };
 
 const Messages& MessagesFr();

@@ -105,6 +105,9 @@ const Messages& MessagesEn() {
       .memory_panel_device = "Accelerator memory",
       .memory_panel_host = "Host memory (processes, containers, host buffers)",
       .gib = "GiB",
+      .binned_about = "binned: about",
+      .binned_per_mark = "runs per mark",
+      .runs_word = "runs",
   };
   return m;
 }

@@ -111,6 +111,9 @@ const Messages& MessagesFr() {
       .memory_panel_device = "Mémoire de l'accélérateur",
       .memory_panel_host = "Mémoire hôte (processus, conteneurs, tampons hôte)",
       .gib = "Gio",
+      .binned_about = "regroupées : environ",
+      .binned_per_mark = "exécutions par marque",
+      .runs_word = "exécutions",
   };
   return m;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "synthesis/render/messages.h"
+#include "synthesis/render/run_bins.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/sections.h"
 
@@ -332,18 +333,8 @@ std::string RenderCallIndexChart(const Analysis& analysis, const std::string& ta
     std::string label = KeyLabel(c.key, m);
     s += "<g class=\"cell\" stroke=\"" + color + "\" fill=\"" + color + "\">\n";
     s += "<title>" + XmlEscape(label) + "</title>\n";
-    std::string points;
-    for (const RunFigure& rf : c.runs) {
-      if (!points.empty()) points += ' ';
-      points += P(X(rf.call_index)) + "," + P(Y(rf.figure.value));
-    }
-    s += "<polyline fill=\"none\" stroke-width=\"2\" points=\"" + points + "\"/>\n";
-    for (const RunFigure& rf : c.runs) {
-      double x = X(rf.call_index), y = Y(rf.figure.value);
-      std::string tip = "<title>" + XmlEscape(std::string(m.call) + " " + std::to_string(rf.call_index) + ": " +
-                                              FormatNumber(rf.figure.value, lang) + " [" + rf.figure.source_id +
-                                              "]") +
-                        "</title>";
+    // Marker of one point (a run, or a bin's median) by phase, with its tooltip.
+    auto mark = [&](double x, double y, const std::string& tip) {
       if (c.key.phase == v1::PHASE_WARM) {
         s += "<circle cx=\"" + P(x) + "\" cy=\"" + P(y) + "\" r=\"4.0\">" + tip + "</circle>\n";
       } else if (c.key.phase == v1::PHASE_COLD) {
@@ -351,6 +342,53 @@ std::string RenderCallIndexChart(const Analysis& analysis, const std::string& ta
       } else {
         s += "<polygon points=\"" + P(x) + "," + P(y - 5) + " " + P(x - 5) + "," + P(y + 4) + " " + P(x + 5) + "," +
              P(y + 4) + "\">" + tip + "</polygon>\n";
+      }
+    };
+    std::string binned_note;
+    if (c.runs.size() > kBinRunsAbove) {
+      // Too many runs for a mark each: per call index (or run of call indices) the min–max line and
+      // the median, the line through the medians, so a collapse across calls stays visible.
+      std::vector<std::pair<uint32_t, double>> points_in;
+      points_in.reserve(c.runs.size());
+      for (const RunFigure& rf : c.runs) points_in.emplace_back(rf.call_index, rf.figure.value);
+      const std::vector<RunBin> bins = BinByKey(std::move(points_in));
+      std::string points;
+      for (const RunBin& b : bins) {
+        if (!points.empty()) points += ' ';
+        points += P(X((b.first_key + b.last_key) / 2.0)) + "," + P(Y(b.median));
+      }
+      s += "<polyline fill=\"none\" stroke-width=\"2\" points=\"" + points + "\"/>\n";
+      for (const RunBin& b : bins) {
+        const double x = X((b.first_key + b.last_key) / 2.0);
+        s += "<line x1=\"" + P(x) + "\" y1=\"" + P(Y(b.min)) + "\" x2=\"" + P(x) + "\" y2=\"" + P(Y(b.max)) +
+             "\" stroke-width=\"1\"/>\n";
+        const std::string calls = b.first_key == b.last_key
+                                      ? std::to_string(b.first_key)
+                                      : std::to_string(b.first_key) + "–" + std::to_string(b.last_key);
+        mark(x, Y(b.median),
+             "<title>" +
+                 XmlEscape(std::string(m.call) + " " + calls + ": " + std::string(m.dist_median) + " " +
+                           FormatNumber(b.median, lang) + ", " + std::string(m.dist_min) + " " +
+                           FormatNumber(b.min, lang) + ", " + std::string(m.dist_max) + " " +
+                           FormatNumber(b.max, lang) + " (" + std::to_string(b.runs) + " " +
+                           std::string(m.runs_word) + ", sources.csv)") +
+                 "</title>");
+      }
+      binned_note = "; " + std::string(m.binned_about) + " " +
+                    std::to_string(RunsPerMark(c.runs.size(), bins.size())) + " " + std::string(m.binned_per_mark);
+    } else {
+      std::string points;
+      for (const RunFigure& rf : c.runs) {
+        if (!points.empty()) points += ' ';
+        points += P(X(rf.call_index)) + "," + P(Y(rf.figure.value));
+      }
+      s += "<polyline fill=\"none\" stroke-width=\"2\" points=\"" + points + "\"/>\n";
+      for (const RunFigure& rf : c.runs) {
+        const std::string tip = "<title>" +
+                                XmlEscape(std::string(m.call) + " " + std::to_string(rf.call_index) + ": " +
+                                          FormatNumber(rf.figure.value, lang) + " [" + rf.figure.source_id + "]") +
+                                "</title>";
+        mark(X(rf.call_index), Y(rf.figure.value), tip);
       }
     }
     s += "</g>\n";
@@ -360,7 +398,7 @@ std::string RenderCallIndexChart(const Analysis& analysis, const std::string& ta
                                   : c.key.phase == v1::PHASE_COLD ? m.legend_cold
                                                                   : m.legend_other;
     s += "<text x=\"" + P(kLeft) + "\" y=\"" + P(ly) + "\" fill=\"" + color + "\">" +
-         XmlEscape(label + " (" + std::string(phase_word) + ")") + "</text>\n";
+         XmlEscape(label + " (" + std::string(phase_word) + binned_note + ")") + "</text>\n";
   }
   s += "</svg>\n";
   return s;

@@ -6,10 +6,10 @@
 //             baseline = ReadMeasurementFiles alone; whole = LoadGuideInput (--files) +
 //             BuildGuideFiles(fr, en) + writing every file;
 //   database  stored through the coordinator's store (migrations, UpsertMachine, COPY by
-//             StoreRuns) in a throwaway database; baseline = `COPY (SELECT record FROM runs) TO
-//             STDOUT` read line by line through libpqxx, no parsing; whole = LoadGuideInput
-//             (--database-url: the same COPY + JSON parsing + conditions) + BuildGuideFiles +
-//             writing every file.
+//             StoreRuns) in a throwaway database; baseline = the reader's own COPY
+//             (RecordsCopySql: `record_pb`, the binary copy, or the JSON where it is NULL) read
+//             line by line through libpqxx, no parsing; whole = LoadGuideInput (--database-url:
+//             the same COPY + parsing + conditions) + BuildGuideFiles + writing every file.
 // Prints each time (monotonic clock), records/s, the whole's phases, and whole/baseline.
 // Targets (issue 5): under 1 s end to end for 1,000 records; whole within 3x of the read baseline
 // at 1,000,000. Not a test: scripts/bench runs it at full size; ctest runs it once at a small size.
@@ -320,8 +320,10 @@ int Run(const Options& options) {
       auto t0 = Clock::now();
       pqxx::connection c(db.url());
       pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(c);
-      // libpqxx 6.4's stream_from writes its "table" verbatim after COPY.
-      pqxx::stream_from stream(tx, "(SELECT record FROM runs)");
+      // The very bytes the guide reads: RecordsCopySql's statement, less "COPY " and " TO STDOUT"
+      // (libpqxx 6.4's stream_from writes its "table" verbatim after COPY).
+      const std::string copy_sql = synthesis::RecordsCopySql({}, std::nullopt);
+      pqxx::stream_from stream(tx, copy_sql.substr(5, copy_sql.size() - 5 - 10));
       std::string line;
       size_t rows = 0, bytes = 0;
       while (stream.get_raw_line(line)) ++rows, bytes += line.size();
@@ -335,7 +337,8 @@ int Run(const Options& options) {
     source.database_url = db.url();
     Whole whole;
     if (!RunWhole(source, work + "/guide-database", &whole)) return 1;
-    Report("database", "COPY (SELECT record FROM runs) TO STDOUT, lines only", baseline, whole, n);
+    Report("database", "the reader's COPY (SELECT record_pb, ... FROM runs) TO STDOUT, lines only", baseline,
+           whole, n);
     ok = ok && rows == static_cast<size_t>(n) && whole.records == static_cast<size_t>(n);
   }
   std::string rm = "rm -rf '" + work + "'";

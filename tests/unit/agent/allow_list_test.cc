@@ -71,6 +71,20 @@ TEST(AllowListTest, WithoutAConfigFileEverythingIsRefusedAndTheMessageSaysWhy) {
             "config file)");
 }
 
+TEST(AllowListTest, WithAllowedAddsWhatTheNamedSettingLists) {
+  const AllowList list = MakeList();
+  EXPECT_EQ(list.WithAllowed(list.CheckExecutable("/bin/sh")).message(),
+            "executable /bin/sh is not in this agent's allow-list (allow.executables in /etc/benchfleet/agent.yaml); "
+            "allow.executables lists: /opt/llama.cpp/bin/llama-server");
+  const AllowList empty(AgentConfig{});
+  EXPECT_EQ(empty.WithAllowed(empty.CheckUrl("http://h:1/")).message(),
+            "url http://h:1/ is not in this agent's allow-list (allow.urls; this agent runs without a config file); "
+            "allow.urls is empty: this agent allows none");
+  // Not a refusal of the list: unchanged.
+  EXPECT_EQ(list.WithAllowed(absl::InvalidArgumentError("line 3: bad")), absl::InvalidArgumentError("line 3: bad"));
+  EXPECT_TRUE(list.WithAllowed(absl::OkStatus()).ok());
+}
+
 TEST(CanonicalPathTest, FoldsDotsAndSlashes) {
   EXPECT_EQ(CanonicalPath("/a//b/./c/"), "/a/b/c");
   EXPECT_EQ(CanonicalPath("/a/b/../../.."), "/");

@@ -72,6 +72,12 @@ class FakeGateway::Service final : public v1::AgentGateway::Service {
         Write(stream, answer);
         continue;
       }
+      if (message.has_task_update()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        task_updates_.push_back(message.task_update());
+        cv_.notify_all();
+        continue;
+      }
       if (!message.has_records()) continue;
       v1::CoordinatorMessage answer;
       v1::Ack* ack = answer.mutable_ack();
@@ -151,6 +157,7 @@ class FakeGateway::Service final : public v1::AgentGateway::Service {
   std::set<std::string> stored_;
   std::vector<v1::RunRecord> stored_records_;
   std::vector<v1::Heartbeat> heartbeats_;
+  std::vector<v1::TaskUpdate> task_updates_;
 };
 
 struct FakeGateway::Server {
@@ -238,6 +245,18 @@ std::vector<v1::RunRecord> FakeGateway::stored_records() {
 std::vector<v1::Heartbeat> FakeGateway::heartbeats() {
   std::lock_guard<std::mutex> lock(service_->mu_);
   return service_->heartbeats_;
+}
+
+std::vector<v1::TaskUpdate> FakeGateway::task_updates() {
+  std::lock_guard<std::mutex> lock(service_->mu_);
+  return service_->task_updates_;
+}
+
+bool FakeGateway::SendToAgent(const v1::CoordinatorMessage& message) {
+  std::lock_guard<std::mutex> lock(service_->mu_);
+  // Written under mu_ so the stream cannot end meanwhile (Connect clears current_ under it).
+  if (service_->current_ == nullptr) return false;
+  return service_->Write(service_->current_, message);
 }
 
 bool FakeGateway::WaitFor(const std::function<bool()>& condition, absl::Duration timeout) {

@@ -47,6 +47,10 @@ class FakeGateway {
   std::set<std::string> stored();
   std::vector<v1::RunRecord> stored_records();  // in the order they were stored
   std::vector<v1::Heartbeat> heartbeats();
+  // Task updates received, in order (re-sends included).
+  std::vector<v1::TaskUpdate> task_updates();
+  // Writes a message (assign_task, cancel_task) on the current stream; false when there is none.
+  bool SendToAgent(const v1::CoordinatorMessage& message);
 
   // Waits (real time) until condition holds; false on timeout.
   bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout = absl::Seconds(10));

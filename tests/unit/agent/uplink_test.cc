@@ -330,6 +330,107 @@ TEST_F(UplinkTest, SendRatePacesRecordsByTheClock) {
   EXPECT_EQ(clock.Monotonic(), absl::Milliseconds(500));
 }
 
+v1::TaskUpdate Progress(const std::string& task_id, uint32_t done) {
+  v1::TaskUpdate update;
+  update.set_task_id(task_id);
+  update.mutable_progress()->set_runs_done(done);
+  update.mutable_progress()->set_runs_total(4);
+  return update;
+}
+
+std::string BriefUpdate(const v1::TaskUpdate& u) {
+  if (u.has_accepted()) return absl::StrCat(u.task_id(), " accepted ", u.accepted().runs_total());
+  if (u.has_progress()) return absl::StrCat(u.task_id(), " progress ", u.progress().runs_done());
+  if (u.has_finished()) return absl::StrCat(u.task_id(), " finished ", u.finished().message());
+  if (u.has_refused()) return absl::StrCat(u.task_id(), " refused ", u.refused().reason());
+  return "empty";
+}
+
+TEST_F(UplinkTest, TaskUpdatesWaitForAStreamAndOnlyTheLatestProgressIsKept) {
+  UplinkOptions options = Options();
+  Uplink uplink(options, outbox_.get());
+  // Before any stream: queued. The progress updates of task-1 coalesce; nothing else does.
+  v1::TaskUpdate accepted;
+  accepted.set_task_id("task-1");
+  accepted.mutable_accepted()->set_runs_total(4);
+  uplink.SendTaskUpdate(accepted);
+  uplink.SendTaskUpdate(Progress("task-1", 1));
+  uplink.SendTaskUpdate(Progress("task-2", 1));
+  uplink.SendTaskUpdate(Progress("task-1", 2));
+  v1::TaskUpdate finished;
+  finished.set_task_id("task-1");
+  finished.mutable_finished()->set_ok(true);
+  finished.mutable_finished()->set_message("done");
+  uplink.SendTaskUpdate(finished);
+  EXPECT_EQ(uplink.pending_task_updates(), 4u);
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.task_updates().size() >= 4; }));
+  std::vector<std::string> seen;
+  for (const auto& u : gateway_.task_updates()) seen.push_back(BriefUpdate(u));
+  EXPECT_THAT(seen, ElementsAre("task-1 accepted 4", "task-1 progress 2", "task-2 progress 1", "task-1 finished done"));
+  EXPECT_EQ(uplink.pending_task_updates(), 0u);
+  EXPECT_EQ(uplink.stats().task_updates_sent, 4u);
+  uplink.Stop();
+}
+
+TEST_F(UplinkTest, TaskUpdatesMadeWhileTheStreamIsBrokenGoOnTheNextStream) {
+  SimulatedClock clock;
+  UplinkOptions options = Options();
+  options.clock = &clock;
+  options.backoff = BackoffPolicy{absl::Seconds(5), absl::Seconds(5)};
+  options.jitter = [] { return 1.0; };  // the full 5 s
+  Uplink uplink(options, outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(gateway_.WaitFor([&] { return uplink.stats().connected; }));
+  gateway_.DropCurrentStream();
+  // Backing off, by the simulated clock: no stream to write on.
+  ASSERT_TRUE(gateway_.WaitFor([&] { return !uplink.stats().connected && clock.sleepers() > 0; }));
+  v1::TaskUpdate finished;
+  finished.set_task_id("task-1");
+  finished.mutable_finished()->set_message("done");
+  uplink.SendTaskUpdate(finished);
+  EXPECT_EQ(uplink.pending_task_updates(), 1u);
+  EXPECT_TRUE(gateway_.task_updates().empty());
+  clock.Advance(absl::Seconds(5));
+  ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.task_updates().size() == 1; }));
+  EXPECT_EQ(uplink.stats().sessions, 2u);
+  EXPECT_EQ(BriefUpdate(gateway_.task_updates()[0]), "task-1 finished done");
+  EXPECT_EQ(uplink.pending_task_updates(), 0u);
+  uplink.Stop();
+}
+
+TEST_F(UplinkTest, AssignAndCancelFromTheCoordinatorReachTheCallbacks) {
+  std::mutex mu;
+  std::vector<std::string> got;
+  UplinkOptions options = Options();
+  options.on_assign_task = [&](const v1::TaskAssignment& a) {
+    std::lock_guard<std::mutex> l(mu);
+    got.push_back(absl::StrCat("assign ", a.task_id(), " ", a.series_id(), " ", a.attempt()));
+  };
+  options.on_cancel_task = [&](const v1::TaskCancel& c) {
+    std::lock_guard<std::mutex> l(mu);
+    got.push_back(absl::StrCat("cancel ", c.task_id(), " ", c.reason()));
+  };
+  Uplink uplink(options, outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(gateway_.WaitFor([&] { return uplink.stats().connected; }));
+  v1::CoordinatorMessage assign;
+  assign.mutable_assign_task()->set_task_id("task-1");
+  assign.mutable_assign_task()->set_series_id("series-1");
+  assign.mutable_assign_task()->set_attempt(1);
+  ASSERT_TRUE(gateway_.SendToAgent(assign));
+  v1::CoordinatorMessage cancel;
+  cancel.mutable_cancel_task()->set_task_id("task-1");
+  cancel.mutable_cancel_task()->set_reason("operator");
+  ASSERT_TRUE(gateway_.SendToAgent(cancel));
+  ASSERT_TRUE(gateway_.WaitFor([&] {
+    std::lock_guard<std::mutex> l(mu);
+    return got.size() == 2;
+  }));
+  uplink.Stop();
+  EXPECT_THAT(got, ElementsAre("assign task-1 series-1 1", "cancel task-1 operator"));
+}
+
 TEST(UplinkOptionsTest, BadOptionsAreRefusedAtStart) {
   ScopedTempDir tmp;
   auto outbox = Outbox::Open(Env::Default(), tmp.path());

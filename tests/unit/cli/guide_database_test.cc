@@ -36,9 +36,11 @@ TEST(UnescapeCopyTextTest, UndoesEveryEscapeOfTheTextFormat) {
 }
 
 TEST(RecordsCopySqlTest, SelectsTheRecordColumnWithTheFilters) {
-  EXPECT_EQ(RecordsCopySql({}, std::nullopt), "COPY (SELECT record FROM runs) TO STDOUT");
+  EXPECT_EQ(RecordsCopySql({}, std::nullopt),
+            "COPY (SELECT record_pb, CASE WHEN record_pb IS NULL THEN record END FROM runs) TO STDOUT");
   EXPECT_EQ(RecordsCopySql({"'a'", "'it''s'"}, absl::FromUnixSeconds(kStart)),
-            "COPY (SELECT record FROM runs WHERE task IN ('a', 'it''s') AND "
+            "COPY (SELECT record_pb, CASE WHEN record_pb IS NULL THEN record END FROM runs "
+            "WHERE task IN ('a', 'it''s') AND "
             "start_time >= '2026-01-01T00:00:00Z'::timestamptz) TO STDOUT");
 }
 
@@ -133,8 +135,35 @@ TEST_F(DatabaseReaderTest, SelectsByTaskAndSinceInSql) {
   EXPECT_TRUE(read->conditions.empty());
 }
 
+TEST_F(DatabaseReaderTest, RowsWithoutBinaryCopyAreReadFromTheJson) {
+  // Rows stored before migration 0003 have record_pb NULL: the same records come from `record`.
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs WHERE record_pb IS NOT NULL"), "4");
+  auto from_binary = ReadRecordsFromDatabase(db_.url(), {});
+  ASSERT_TRUE(from_binary.ok()) << from_binary.status();
+  db_.QueryValue("UPDATE runs SET record_pb = NULL WHERE run_id <> '00000000-0000-4000-8000-00000000000c'");
+  auto mixed = ReadRecordsFromDatabase(db_.url(), {});
+  ASSERT_TRUE(mixed.ok()) << mixed.status();
+  ASSERT_EQ(mixed->records.size(), 4u);
+  EXPECT_TRUE(mixed->skipped.empty());
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(mixed->records[i].SerializeAsString(), from_binary->records[i].SerializeAsString()) << i;
+  }
+}
+
+TEST_F(DatabaseReaderTest, AnUnreadableBinaryCopyIsSkippedWithItsRow) {
+  // Field 1 (run_id) announcing 127 bytes that are not there.
+  db_.QueryValue("UPDATE runs SET record_pb = '\\x0a7f'::bytea WHERE run_id = '00000000-0000-4000-8000-00000000000b'");
+  auto read = ReadRecordsFromDatabase(db_.url(), {{"it's"}, std::nullopt});
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->records.empty());
+  ASSERT_EQ(read->skipped.size(), 1u);
+  EXPECT_EQ(read->skipped[0].path, "database");
+  EXPECT_EQ(read->skipped[0].line, 1u);
+  EXPECT_EQ(read->skipped[0].reason, "unreadable record: record_pb is not a RunRecord");
+}
+
 TEST_F(DatabaseReaderTest, AnUnreadableRecordIsSkippedWithItsRow) {
-  db_.QueryValue("UPDATE runs SET record = '{\"call_index\": \"three\"}' "
+  db_.QueryValue("UPDATE runs SET record_pb = NULL, record = '{\"call_index\": \"three\"}' "
                  "WHERE run_id = '00000000-0000-4000-8000-00000000000b'");
   auto read = ReadRecordsFromDatabase(db_.url(), {{"it's"}, std::nullopt});
   ASSERT_TRUE(read.ok()) << read.status();

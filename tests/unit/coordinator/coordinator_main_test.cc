@@ -98,7 +98,8 @@ TEST_F(CoordinatorMainTest, ServesUntilSigtermAndTakesTheUrlFromTheEnvironment) 
                 "127.0.0.1:0"},
                {{"BENCHFLEET_DATABASE_URL", db.url()}}, log_);
   ASSERT_TRUE(WaitForText(log_, "benchfleet-coordinator listening on 127.0.0.1:", p)) << ReadAll(log_);
-  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM schema_migrations"), "1");
+  EXPECT_EQ(db.QueryValue("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"),
+            "0001_init,0002_fleet,0003_record_pb");
   p.Signal(SIGTERM);
   EXPECT_EQ(p.Wait(), 0);
   EXPECT_THAT(ReadAll(log_), HasSubstr("SIGTERM received: shutting down"));

@@ -2,6 +2,7 @@
 // page tokens: pure functions, no database.
 #include <cmath>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "coordinator/store/pg_errors.h"
 #include "coordinator/store/pg_run_queries.h"
@@ -104,7 +105,7 @@ TEST(RunRowTest, WritesEveryColumnInOrder) {
   EXPECT_EQ(out.runs[0].size, out.rows.size());
   ASSERT_EQ(out.rows.back(), '\n');
   std::vector<std::string> fields = absl::StrSplit(out.rows.substr(0, out.rows.size() - 1), '\t');
-  ASSERT_EQ(fields.size(), 21u);
+  ASSERT_EQ(fields.size(), 22u);
   EXPECT_THAT(std::vector<std::string>(fields.begin(), fields.begin() + 20),
               ElementsAre("0b8e7a9c-1d2e-4f3a-8b4c-5d6e7f8a9b0c", "tab\\there", "task-1", "agent-1",
                           "fp-1", "llama-server", "chat-7b", "gpu", "warm", "3", "1",
@@ -112,6 +113,24 @@ TEST(RunRowTest, WritesEveryColumnInOrder) {
                           "live", "0.1.0", "{\"CACHE_HIT\",\"NEW\\\\\"CODE\"}",
                           "{\"tokens_per_second\":43}"));
   EXPECT_EQ(fields[20].substr(0, 49), "{\"run_id\":\"0B8E7A9C-1D2E-4F3A-8B4C-5D6E7F8A9B0C\",");
+  // record_pb: the protobuf encoding as a bytea in COPY text ("\\x" then two hex digits a byte).
+  std::string expected_pb = "\\\\x";
+  for (const char c : r.SerializeAsString()) {
+    expected_pb += absl::StrFormat("%02x", static_cast<unsigned char>(c));
+  }
+  EXPECT_EQ(fields[21], expected_pb);
+}
+
+TEST(RunRowTest, NoBinaryCopyForARecordWithANul) {
+  // `record` holds U+FFFD for the NUL: record_pb is left NULL so readers take that same text.
+  v1::RunRecord r = testing::MakeRecord(3);
+  r.mutable_status()->set_message(std::string("bad\0byte", 8));
+  PreparedRuns out;
+  ASSERT_TRUE(AppendRunRow(r, &out).ok());
+  std::vector<std::string> fields = absl::StrSplit(out.rows.substr(0, out.rows.size() - 1), '\t');
+  ASSERT_EQ(fields.size(), 22u);
+  EXPECT_THAT(fields[20], ::testing::HasSubstr("bad\\\\ufffdbyte"));
+  EXPECT_EQ(fields[21], "\\N");
 }
 
 TEST(RunRowTest, RefusesARecordWithoutJsonForm) {

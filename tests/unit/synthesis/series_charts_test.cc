@@ -12,6 +12,7 @@
 #include "synthesis/analysis/sources.h"
 #include "synthesis/analysis/table.h"
 #include "synthesis/render/render.h"
+#include "synthesis/render/run_bins.h"
 #include "synthesis/render/sections.h"
 
 namespace benchfleet::synthesis {
@@ -429,6 +430,93 @@ TEST(DurationChartTest, PointsStayInTheirColumnAndAreDeterministic) {
   std::mt19937 rng(5);
   std::shuffle(records.begin(), records.end(), rng);
   EXPECT_EQ(RenderDurationChart(Analyze(records), "chat-7b", Lang::kEn), svg);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binned cells: above kBinRunsAbove runs the charts draw min–max lines and medians
+// ---------------------------------------------------------------------------------------------
+
+// One warm cell of `n` runs over call indices 1..10; call c runs at 100 - 5 c tokens/s, except
+// the first of each call at 100 - 5 c + 1; wall time 2 s.
+std::vector<v1::RunRecord> ManyWarmRuns(int n) {
+  std::vector<v1::RunRecord> out;
+  for (int i = 0; i < n; ++i) {
+    const uint32_t call = static_cast<uint32_t>(i % 10 + 1);
+    v1::RunRecord r = MakeRun("r" + std::to_string(i), "gpu-box", v1::PHASE_WARM, call, kMarch1 + i);
+    AddTokens(r, 100 - 5.0 * call + (i < 10 ? 1 : 0));
+    SetWall(r, 2, 0);
+    out.push_back(r);
+  }
+  return out;
+}
+
+TEST(BinnedChartsTest, EveryRunAPointAtTheThreshold) {
+  Analysis a = Analyze(ManyWarmRuns(static_cast<int>(kBinRunsAbove)));
+  const std::string calls = RenderCallIndexChart(a, "chat-7b", Lang::kEn);
+  EXPECT_EQ(Count(calls, "<circle "), static_cast<int>(kBinRunsAbove));
+  EXPECT_THAT(calls, Not(HasSubstr("binned")));
+  const std::string durations = RenderDurationChart(a, "chat-7b", Lang::kEn);
+  EXPECT_EQ(Count(durations, "<circle class=\"run\""), static_cast<int>(kBinRunsAbove));
+  EXPECT_THAT(durations, Not(HasSubstr("binned")));
+}
+
+TEST(BinnedChartsTest, AboveTheThresholdOneMarkPerCallIndexAndPerGroup) {
+  Analysis a = Analyze(ManyWarmRuns(3000));
+  for (Lang lang : {Lang::kEn, Lang::kFr}) {
+    const std::string calls = RenderCallIndexChart(a, "chat-7b", lang);
+    // One median per call index, its min–max line, the line through the medians.
+    EXPECT_EQ(Count(calls, "<circle "), 10);
+    EXPECT_EQ(Count(calls, "<polyline "), 1);
+    EXPECT_THAT(calls, HasSubstr(lang == Lang::kEn ? "(warm; binned: about 300 runs per mark)<"
+                                                   : "(à chaud; regroupées : environ 300 exécutions par marque)<"));
+    EXPECT_THAT(calls, HasSubstr(lang == Lang::kEn
+                                     ? "<title>call 1: median 95.0, min 95.0, max 96.0 (300 runs, sources.csv)"
+                                     : "<title>appel 1: médiane 95,0, min 95,0, max 96,0 (300 exécutions, "
+                                       "sources.csv)"));
+    EXPECT_EQ(Count(calls, "<g"), Count(calls, "</g>"));
+    EXPECT_EQ(Count(calls, "<title"), Count(calls, "</title>"));
+    const std::string durations = RenderDurationChart(a, "chat-7b", lang);
+    EXPECT_EQ(Count(durations, "<circle class=\"run\""), static_cast<int>(kMaxBinsPerCell));
+    EXPECT_THAT(durations, HasSubstr(lang == Lang::kEn ? " / warm (binned: about 15 runs per mark)<"
+                                                       : " / à chaud (regroupées : environ 15 exécutions par marque)<"));
+  }
+}
+
+TEST(RunBinsTest, ByKeyMergesConsecutiveKeysBeyondTheMaximum) {
+  std::vector<std::pair<uint32_t, double>> points;
+  for (uint32_t k = 1; k <= 2 * kMaxBinsPerCell + 1; ++k) points.emplace_back(k, k);
+  const std::vector<RunBin> bins = BinByKey(points);
+  // 401 keys, at most 200 bins: 3 keys a bin, so 133 bins of 3 and a last one of 2.
+  ASSERT_EQ(bins.size(), 134u);
+  EXPECT_EQ(bins[0].first_key, 1u);
+  EXPECT_EQ(bins[0].last_key, 3u);
+  EXPECT_EQ(bins[0].runs, 3u);
+  EXPECT_EQ(bins[0].min, 1);
+  EXPECT_EQ(bins[0].median, 2);
+  EXPECT_EQ(bins[0].max, 3);
+  EXPECT_EQ(bins.back().first_key, 400u);
+  EXPECT_EQ(bins.back().last_key, 401u);
+  EXPECT_EQ(bins.back().median, 400.5);
+  EXPECT_EQ(RunsPerMark(401, bins.size()), 3u);
+}
+
+TEST(RunBinsTest, InOrderGroupsOfNearlyEqualSize) {
+  std::vector<double> values;
+  for (int i = 0; i < 401; ++i) values.push_back(i % 2 == 0 ? i : -i);
+  const std::vector<RunBin> bins = BinInOrder(values);
+  ASSERT_EQ(bins.size(), kMaxBinsPerCell);
+  size_t total = 0;
+  for (const RunBin& b : bins) {
+    EXPECT_GE(b.runs, 2u);
+    EXPECT_LE(b.runs, 3u);
+    total += b.runs;
+  }
+  EXPECT_EQ(total, 401u);
+  EXPECT_EQ(bins[0].runs, 2u);  // values 0 and -1
+  EXPECT_EQ(bins[0].min, -1);
+  EXPECT_EQ(bins[0].median, -0.5);
+  EXPECT_EQ(bins[0].max, 0);
+  EXPECT_TRUE(BinInOrder({}).empty());
 }
 
 // ---------------------------------------------------------------------------------------------

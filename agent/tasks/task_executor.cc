@@ -1,0 +1,449 @@
+#include "agent/tasks/task_executor.h"
+
+#include <chrono>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "agent/runner/figures.h"
+#include "agent/runner/series_runner.h"
+#include "agent/tasks/record_tap_env.h"
+#include "common/record_validation.h"
+#include "common/series_folder.h"
+#include "common/spec/series_spec.h"
+#include "common/string_views.h"
+
+namespace benchfleet::agent {
+namespace {
+
+// A figure of a FAILED run is its message, cut to this many bytes (a log tail is no figure).
+constexpr size_t kMaxFigureBytes = 200;
+
+absl::Time ToTime(const google::protobuf::Timestamp& ts) {
+  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+}
+
+std::string Rfc3339(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
+
+// "VALIDATION", "COLD", "WARM": the form of TaskProgress.phase.
+std::string ProgressPhase(v1::Phase phase) {
+  std::string name = v1::Phase_Name(phase);
+  constexpr std::string_view kPrefix = "PHASE_";
+  if (name.rfind(kPrefix, 0) == 0) name.erase(0, kPrefix.size());
+  return name;
+}
+
+// Cuts text to at most max bytes on a UTF-8 character boundary.
+std::string Cut(std::string text, size_t max) {
+  if (text.size() <= max) return text;
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  return absl::StrCat(text, "...");
+}
+
+// Returns the figure of one run as people read it: "predicted_per_second 52.9 tokens/s", with
+// the flags the run carries, or "FAILED: why".
+std::string LastFigure(const v1::RunRecord& record, const std::string& metric) {
+  if (record.status().code() != v1::RunStatus::CODE_OK) {
+    return Cut(absl::StrCat("FAILED: ", record.status().message()), kMaxFigureBytes);
+  }
+  std::string figure = "OK";
+  if (auto value = MetricValue(record, metric); value.has_value()) {
+    const std::string unit = MetricUnit(record, metric);
+    figure = absl::StrCat(metric, " ", FormatFigure(*value), unit.empty() ? "" : " ", unit);
+  }
+  for (const v1::Flag& flag : record.flags()) absl::StrAppend(&figure, " ", flag.code());
+  if (record.simulated()) absl::StrAppend(&figure, " SIMULATED");
+  return figure;
+}
+
+v1::TaskUpdate Refused(const std::string& task_id, std::string_view reason) {
+  v1::TaskUpdate update;
+  update.set_task_id(task_id);
+  update.mutable_refused()->set_reason(std::string(reason));
+  return update;
+}
+
+}  // namespace
+
+struct TaskExecutor::Task {
+  enum class State { kQueued, kRunning, kEnded };
+  v1::TaskAssignment assignment;  // not modified while queued or running
+  State state = State::kQueued;
+  absl::Time arrived;  // by the Env's clock
+  // Read by the runner before every Open and run.
+  std::atomic<bool> stop{false};
+  bool cancelled = false;  // the stop came from a TaskCancel; guarded by mu_
+  std::string cancel_reason;  // guarded by mu_
+  v1::TaskUpdate latest;   // the last accepted/progress sent while running; guarded by mu_
+  v1::TaskUpdate outcome;  // refused or finished, once ended; guarded by mu_
+};
+
+TaskExecutor::TaskExecutor(TaskExecutorOptions options) : options_(std::move(options)) {}
+
+TaskExecutor::~TaskExecutor() { Stop(); }
+
+absl::Status TaskExecutor::Start() {
+  if (options_.env == nullptr || options_.allow == nullptr || !options_.find_backend || !options_.send_update) {
+    return absl::InvalidArgumentError("task executor: env, allow-list, find_backend and send_update are required");
+  }
+  if (options_.agent_id.empty()) return absl::InvalidArgumentError("task executor: no agent id");
+  if (options_.tasks_dir.empty()) return absl::InvalidArgumentError("task executor: no tasks folder");
+  std::lock_guard<std::mutex> l(mu_);
+  if (started_) return absl::FailedPreconditionError("task executor: already started");
+  started_ = true;
+  thread_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+void TaskExecutor::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!started_ || stopping_) {
+      stopping_ = true;
+    } else {
+      stopping_ = true;
+      for (auto& [id, task] : tasks_) {
+        if (task->state == Task::State::kRunning) task->stop.store(true);
+      }
+    }
+    cv_.notify_all();
+  }
+  std::lock_guard<std::mutex> j(join_mu_);  // Stop() may be called from two threads at once
+  if (thread_.joinable()) thread_.join();
+}
+
+void TaskExecutor::Log(std::string_view line) {
+  if (options_.log) options_.log(line);
+}
+
+void TaskExecutor::Send(const v1::TaskUpdate& update) { options_.send_update(update); }
+
+std::string TaskExecutor::TaskDir(const v1::TaskAssignment& assignment) const {
+  return JoinPath(JoinPath(options_.tasks_dir, assignment.task_id()), absl::StrCat("attempt-", assignment.attempt()));
+}
+
+void TaskExecutor::KeepOutcome(const v1::TaskAssignment& assignment, const v1::TaskUpdate& outcome) {
+  const std::string dir = TaskDir(assignment);
+  absl::Status s = options_.env->CreateDirs(dir);
+  if (s.ok()) s = options_.env->WriteFileAtomically(JoinPath(dir, kTaskOutcomeFile), outcome.SerializeAsString());
+  if (!s.ok()) {
+    Log(absl::StrCat("task ", assignment.task_id(), ": could not keep its outcome (", s.message(),
+                     "); a re-send after a restart would run it again"));
+  }
+}
+
+void TaskExecutor::Assign(const v1::TaskAssignment& assignment) {
+  const std::string& id = assignment.task_id();
+  // Task ids become folder names: a coordinator must not steer them out of tasks_dir.
+  if (id.empty() || id.size() > 128 || id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                                           std::string::npos || id[0] == '.') {
+    const v1::TaskUpdate refused = Refused(
+        id, absl::StrCat("task id '", Cut(id, 128), "' is not 1 to 128 letters, digits, '.', '_' or '-' (not starting with '.')"));
+    Log(absl::StrCat("task refused: ", refused.refused().reason()));
+    if (!id.empty()) Send(refused);
+    return;
+  }
+  // An outcome kept by an earlier process of this agent (read before taking the lock: it is a file).
+  std::optional<v1::TaskUpdate> kept;
+  if (auto text = options_.env->ReadFile(JoinPath(TaskDir(assignment), kTaskOutcomeFile)); text.ok()) {
+    v1::TaskUpdate update;
+    if (update.ParseFromString(*text) && update.task_id() == id) kept = std::move(update);
+  }
+  std::optional<v1::TaskUpdate> resend;
+  std::string note;  // logged once the lock is released
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) return;
+    auto it = tasks_.find(id);
+    Task* known = it == tasks_.end() ? nullptr : it->second.get();
+    if (known != nullptr && !(known->state == Task::State::kEnded && assignment.attempt() > known->assignment.attempt())) {
+      switch (known->state) {
+        case Task::State::kQueued:
+          note = absl::StrCat("task ", id, " sent again: it is queued already");
+          break;
+        case Task::State::kRunning:
+          note = absl::StrCat("task ", id, " sent again: it is running, its progress is sent again");
+          if (known->latest.body_case() != v1::TaskUpdate::BODY_NOT_SET) resend = known->latest;
+          break;
+        case Task::State::kEnded:
+          note = absl::StrCat("task ", id, " sent again: it has ended, its last update is sent again");
+          resend = known->outcome;
+          break;
+      }
+    } else {
+      auto task = std::make_unique<Task>();
+      task->assignment = assignment;
+      task->arrived = options_.env->clock().Now();
+      if (kept.has_value()) {
+        note = absl::StrCat("task ", id, " sent again after a restart of this agent: its last update is sent again");
+        task->state = Task::State::kEnded;
+        task->outcome = *kept;
+        resend = std::move(kept);
+      } else {
+        const size_t ahead = queue_.size() + (busy_ ? 1 : 0);
+        queue_.push_back(task.get());
+        note = absl::StrCat("task ", id, " (series ", assignment.series_id(), ", attempt ", assignment.attempt(),
+                            ") queued", ahead > 0 ? absl::StrCat(" behind ", ahead, " task(s)") : "");
+      }
+      tasks_[id] = std::move(task);
+      cv_.notify_all();
+    }
+  }
+  if (!note.empty()) Log(note);
+  if (resend.has_value()) Send(*resend);
+}
+
+void TaskExecutor::Cancel(const v1::TaskCancel& cancel) {
+  const std::string& id = cancel.task_id();
+  std::optional<v1::TaskUpdate> answer;
+  std::optional<v1::TaskAssignment> ended_now;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = tasks_.find(id);
+    if (it == tasks_.end()) {
+      v1::TaskUpdate update;
+      update.set_task_id(id);
+      v1::TaskFinished* finished = update.mutable_finished();
+      finished->set_ok(true);
+      finished->set_cancelled(true);
+      finished->set_message(absl::StrCat("cancelled: task ", id, " is not known to this agent; nothing ran"));
+      answer = std::move(update);
+    } else {
+      Task* task = it->second.get();
+      switch (task->state) {
+        case Task::State::kQueued: {
+          std::erase(queue_, task);
+          v1::TaskUpdate update;
+          update.set_task_id(id);
+          v1::TaskFinished* finished = update.mutable_finished();
+          finished->set_ok(true);
+          finished->set_cancelled(true);
+          finished->set_message(absl::StrCat("cancelled before it started", cancel.reason().empty() ? "" : ": ",
+                                             cancel.reason()));
+          task->state = Task::State::kEnded;
+          task->outcome = update;
+          answer = std::move(update);
+          ended_now = task->assignment;
+          task->assignment.clear_spec_yaml();
+          cv_.notify_all();
+          break;
+        }
+        case Task::State::kRunning:
+          task->cancelled = true;
+          task->cancel_reason = cancel.reason();
+          task->stop.store(true);
+          break;
+        case Task::State::kEnded:
+          answer = task->outcome;
+          break;
+      }
+    }
+  }
+  Log(absl::StrCat("task ", id, ": cancel received", cancel.reason().empty() ? "" : " (", cancel.reason(),
+                   cancel.reason().empty() ? "" : ")"));
+  if (ended_now.has_value()) KeepOutcome(*ended_now, *answer);
+  if (answer.has_value()) Send(*answer);
+}
+
+bool TaskExecutor::WaitUntilIdle(absl::Duration timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
+  std::unique_lock<std::mutex> l(mu_);
+  return cv_.wait_until(l, deadline, [&] { return queue_.empty() && !busy_; });
+}
+
+void TaskExecutor::Loop() {
+  while (true) {
+    Task* task = nullptr;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) break;
+      task = queue_.front();
+      queue_.pop_front();
+      task->state = Task::State::kRunning;
+      busy_ = true;
+    }
+    v1::TaskUpdate outcome = RunTask(task);
+    KeepOutcome(task->assignment, outcome);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      task->state = Task::State::kEnded;
+      task->outcome = outcome;
+      task->latest.Clear();
+      // Only its id and attempt matter from now on; the spec is in its series folder.
+      task->assignment.clear_spec_yaml();
+      busy_ = false;
+      cv_.notify_all();
+    }
+    Send(outcome);
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  busy_ = false;
+  cv_.notify_all();
+}
+
+v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
+  const v1::TaskAssignment& assignment = task->assignment;
+  const std::string& id = assignment.task_id();
+  Env* env = options_.env;
+  auto refuse = [&](absl::string_view reason) {
+    Log(absl::StrCat("task ", id, " refused: ", reason));
+    return Refused(id, ToStd(reason));
+  };
+  auto fail = [&](absl::string_view message) {
+    Log(absl::StrCat("task ", id, " failed: ", message));
+    v1::TaskUpdate update;
+    update.set_task_id(id);
+    update.mutable_finished()->set_ok(false);
+    update.mutable_finished()->set_message(std::string(message));
+    return update;
+  };
+
+  // 1. The deadline is the time by which the agent must have received the task (the coordinator
+  // expires it otherwise): one that arrived late is not run; one that arrived in time and waited
+  // here behind another task is.
+  if (assignment.has_deadline()) {
+    const absl::Time deadline = ToTime(assignment.deadline());
+    if (task->arrived > deadline) {
+      return refuse(absl::StrCat("the task's deadline ", Rfc3339(deadline), " had passed when it arrived (at ",
+                                 Rfc3339(task->arrived), ")"));
+    }
+  }
+
+  // 2. The spec, as `benchfleet-agent run` would read it.
+  const std::string source = absl::StrCat("task ", id);
+  absl::StatusOr<SeriesSpec> spec = ParseSeriesSpec(assignment.spec_yaml(), source);
+  if (!spec.ok()) return refuse(spec.status().message());
+
+  // 3. The agent's own say: the backend, then the backend's section (binary, model, URL...).
+  if (absl::Status s = options_.allow->CheckBackend(spec->backend); !s.ok()) {
+    return refuse(options_.allow->WithAllowed(s).message());
+  }
+  absl::StatusOr<BackendFactory> factory = options_.find_backend(spec->backend);
+  if (!factory.ok()) return refuse(absl::StrCat(source, ": ", factory.status().message()));
+
+  const std::string dir = TaskDir(assignment);
+  const std::string out_dir = JoinPath(dir, "series");
+  if (env->FileExists(JoinPath(out_dir, kRunsJsonlFile))) {
+    // This process never ran it (its outcome would be known), so an earlier one did and stopped
+    // before its end: say so rather than mix two runs of the series in one folder.
+    return fail(absl::StrCat("this agent was stopped while running the task (series folder ", out_dir,
+                             " holds its runs so far, sent as usual); send a new attempt to run it again"));
+  }
+  if (absl::Status s = env->CreateDirs(out_dir); !s.ok()) {
+    return fail(absl::StrCat("series folder ", out_dir, ": ", s.message()));
+  }
+
+  // Progress after every run, from the records as the runner writes them to the folder.
+  uint32_t runs_total = 0;
+  uint32_t runs_done = 0;
+  uint32_t runs_failed = 0;
+  std::string metric;
+  auto on_record = [&](const v1::RunRecord& record) {
+    ++runs_done;
+    if (record.status().code() != v1::RunStatus::CODE_OK) ++runs_failed;
+    v1::TaskUpdate update;
+    update.set_task_id(id);
+    v1::TaskProgress* progress = update.mutable_progress();
+    progress->set_runs_done(runs_done);
+    progress->set_runs_total(std::max(runs_total, runs_done));
+    progress->set_runs_failed(runs_failed);
+    progress->set_phase(ProgressPhase(record.phase()));
+    progress->set_call_index(record.call_index());
+    progress->set_last_figure(LastFigure(record, metric));
+    progress->set_last_run_id(record.run_id());
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      task->latest = update;
+    }
+    Send(update);
+  };
+  RecordTapEnv tap(env, JoinPath(out_dir, kRunsJsonlFile), on_record);
+
+  BackendContext context;
+  context.env = &tap;
+  context.allow = options_.allow;
+  context.work_dir = out_dir;
+  context.log = [this, &id](std::string_view line) { Log(absl::StrCat("task ", id, ": ", ToAbsl(line))); };
+  absl::StatusOr<std::unique_ptr<Backend>> backend = (*factory)(spec->backend_section, context);
+  if (!backend.ok()) {
+    return refuse(absl::StrCat(source, ": ", options_.allow->WithAllowed(backend.status()).message()));
+  }
+  metric = (*backend)->throughput_metric();
+
+  // The records carry the coordinator's series id, so its runs and its task meet in its store.
+  if (!assignment.series_id().empty()) spec->series = assignment.series_id();
+  RunnerOptions runner_options;
+  runner_options.env = &tap;
+  runner_options.allow = options_.allow;
+  runner_options.agent_id = options_.agent_id;
+  runner_options.task_id = id;
+  runner_options.conditions = options_.conditions;
+  runner_options.out_dir = out_dir;
+  runner_options.outbox = options_.outbox;
+  runner_options.on_timed_window = options_.on_timed_window;
+  runner_options.progress = context.log;
+  runner_options.stop = &task->stop;
+  absl::StatusOr<std::unique_ptr<SeriesRunner>> runner =
+      SeriesRunner::Create(*spec, backend->get(), std::move(runner_options));
+  if (!runner.ok()) return refuse(options_.allow->WithAllowed(runner.status()).message());
+
+  const RunsSpec& runs = spec->runs;
+  runs_total = static_cast<uint32_t>((*runner)->combinations().size() * runs.repetitions *
+                                     (runs.validation + runs.cold + runs.warm));
+  {
+    v1::TaskUpdate accepted;
+    accepted.set_task_id(id);
+    accepted.mutable_accepted()->set_runs_total(runs_total);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      task->latest = accepted;
+    }
+    Log(absl::StrCat("task ", id, " accepted: series ", spec->series, ", ", runs_total, " runs, folder ", out_dir));
+    Send(accepted);
+  }
+
+  absl::StatusOr<SeriesResult> result = (*runner)->Run();
+  v1::TaskUpdate update;
+  update.set_task_id(id);
+  v1::TaskFinished* finished = update.mutable_finished();
+  finished->set_runs_done(runs_done);
+  finished->set_runs_failed(runs_failed);
+  if (!result.ok()) {
+    finished->set_ok(false);
+    finished->set_message(std::string(result.status().message()));
+    Log(absl::StrCat("task ", id, " failed: ", result.status().message()));
+    return update;
+  }
+  bool cancelled = false;
+  std::string cancel_reason;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    cancelled = task->cancelled;
+    cancel_reason = task->cancel_reason;
+  }
+  std::string message = absl::StrCat(runs_done, " of ", runs_total, " runs made, ", runs_failed, " FAILED");
+  if (result->stopped_early > 0) {
+    absl::StrAppend(&message, "; ", result->stopped_early, " combination(s) stopped early");
+  }
+  for (const std::string& note : result->notes) absl::StrAppend(&message, "; ", note);
+  if (!result->delivery_status.ok()) absl::StrAppend(&message, "; ", result->delivery_status.message());
+  if (result->interrupted && cancelled) {
+    finished->set_ok(true);
+    finished->set_cancelled(true);
+    message = absl::StrCat("cancelled", cancel_reason.empty() ? "" : ": ", cancel_reason, "; ", message);
+  } else if (result->interrupted) {
+    finished->set_ok(false);
+    message = absl::StrCat("the agent stopped during the task; ", message);
+  } else {
+    finished->set_ok(result->delivery_status.ok());
+  }
+  finished->set_message(Cut(message, 4096));
+  Log(absl::StrCat("task ", id, " finished: ", finished->message()));
+  return update;
+}
+
+}  // namespace benchfleet::agent

@@ -1,0 +1,54 @@
+// FleetService: the gRPC Fleet API (fleet.proto), the operator's console for fleet scheduling
+// (`benchfleet series`, `schedule`, `runs invalidate`). Each RPC is one Scheduler call; the
+// absl::Status of the scheduler becomes the gRPC status here, once. WatchSeries streams a series'
+// status on every change until the series ends or the client goes away. Owned by
+// CoordinatorServer; thread-safe.
+#ifndef BENCHFLEET_COORDINATOR_ADMIN_FLEET_SERVICE_H_
+#define BENCHFLEET_COORDINATOR_ADMIN_FLEET_SERVICE_H_
+
+#include "absl/time/time.h"
+#include "benchfleet/v1/fleet.grpc.pb.h"
+#include "coordinator/scheduler/scheduler.h"
+
+namespace benchfleet::coordinator {
+
+class FleetService final : public v1::Fleet::Service {
+ public:
+  // `scheduler` must outlive the service. WatchSeries looks for changes (and for a client that
+  // went away) every `watch_poll`.
+  explicit FleetService(Scheduler* scheduler, absl::Duration watch_poll = absl::Seconds(1));
+
+  grpc::Status SubmitSeries(grpc::ServerContext* context, const v1::SubmitSeriesRequest* request,
+                            v1::SubmitSeriesResponse* response) override;
+  grpc::Status CancelSeries(grpc::ServerContext* context, const v1::CancelSeriesRequest* request,
+                            v1::SeriesStatus* response) override;
+  grpc::Status ListSeries(grpc::ServerContext* context, const v1::ListSeriesRequest* request,
+                          v1::ListSeriesResponse* response) override;
+  grpc::Status GetSeries(grpc::ServerContext* context, const v1::GetSeriesRequest* request,
+                         v1::SeriesStatus* response) override;
+  grpc::Status WatchSeries(grpc::ServerContext* context, const v1::GetSeriesRequest* request,
+                           grpc::ServerWriter<v1::SeriesStatus>* writer) override;
+
+  grpc::Status AddSchedule(grpc::ServerContext* context, const v1::AddScheduleRequest* request,
+                           v1::Schedule* response) override;
+  grpc::Status ListSchedules(grpc::ServerContext* context, const v1::ListSchedulesRequest* request,
+                             v1::ListSchedulesResponse* response) override;
+  grpc::Status RemoveSchedule(grpc::ServerContext* context,
+                              const v1::RemoveScheduleRequest* request,
+                              v1::RemoveScheduleResponse* response) override;
+
+  grpc::Status InvalidateRuns(grpc::ServerContext* context,
+                              const v1::InvalidateRunsRequest* request,
+                              v1::InvalidateRunsResponse* response) override;
+
+ private:
+  Scheduler* const scheduler_;
+  const absl::Duration watch_poll_;
+};
+
+// Returns true once a series in this state will not change any more (DONE or CANCELLED).
+bool SeriesEnded(const v1::SeriesStatus& status);
+
+}  // namespace benchfleet::coordinator
+
+#endif  // BENCHFLEET_COORDINATOR_ADMIN_FLEET_SERVICE_H_

@@ -1,0 +1,714 @@
+#include "coordinator/scheduler/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/hashing.h"
+#include "common/proto_time.h"
+#include "common/spec/series_spec.h"
+#include "common/string_views.h"
+#include "common/yaml_error.h"
+#include "coordinator/log.h"
+#include "coordinator/scheduler/cron.h"
+#include "coordinator/scheduler/regression.h"
+#include "coordinator/scheduler/target_selector.h"
+#include "coordinator/store/fleet_store.h"
+
+namespace benchfleet::coordinator {
+namespace {
+
+constexpr int kMaxAttempts = 100;
+constexpr char kDefaultSource[] = "spec";
+
+std::string Rfc3339(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
+
+bool IsOpen(v1::TaskStatus::State s) {
+  return s == v1::TaskStatus::STATE_PENDING || s == v1::TaskStatus::STATE_RUNNING;
+}
+
+bool IsExcludingFlag(const std::string& code) {
+  return code == "CACHE_HIT" || code == "PROMPT_CACHE_USED" || code == "CONTENDED";
+}
+
+// The spec's fleet keys (`targets`, `deadline`, `retry`): README.md beside this file.
+struct FleetFields {
+  TargetSelector targets;
+  std::optional<absl::Time> deadline_at;      // an RFC 3339 time
+  std::optional<absl::Duration> deadline_in;  // after submission
+  int retry_max = 1;
+
+  std::optional<absl::Time> DeadlineFor(absl::Time submitted) const {
+    if (deadline_at.has_value()) return deadline_at;
+    if (deadline_in.has_value()) return submitted + *deadline_in;
+    return std::nullopt;
+  }
+};
+
+absl::StatusOr<FleetFields> ParseFleetFields(const SeriesSpec& spec) {
+  const YamlErrorAt error(spec.source);
+  FleetFields fields;
+  absl::StatusOr<TargetSelector> targets = ParseTargets(spec.targets, spec.source);
+  if (!targets.ok()) return targets.status();
+  fields.targets = *std::move(targets);
+
+  if (spec.deadline.IsDefined() && !spec.deadline.IsNull()) {
+    const YAML::Node& node = spec.deadline;
+    const std::string text = node.IsScalar() ? node.Scalar() : "";
+    const absl::Status bad = error(
+        node, absl::StrCat("field deadline: must be a duration after submission (2h, 90m) or an RFC 3339 "
+                           "time (2026-01-02T03:00:00Z), got '",
+                           text, "'"));
+    if (!node.IsScalar()) return bad;
+    absl::Time at;
+    std::string parse_error;
+    if (absl::ParseTime(absl::RFC3339_full, text, &at, &parse_error)) {
+      fields.deadline_at = at;
+    } else {
+      absl::StatusOr<absl::Duration> in = ParseSpecDuration(node, "deadline", spec.source);
+      if (!in.ok()) return bad;
+      if (*in <= absl::ZeroDuration()) return error(node, "field deadline: must be more than 0");
+      fields.deadline_in = *in;
+    }
+  }
+
+  if (spec.retry.IsDefined() && !spec.retry.IsNull()) {
+    const YAML::Node& node = spec.retry;
+    if (!node.IsMap()) return error(node, "field retry: must be a map such as {max_attempts: 3}");
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      if (key != "max_attempts") {
+        return error(kv.first, absl::StrCat("field retry.", key, ": unknown key (expected max_attempts)"));
+      }
+      int n = 0;
+      bool ok = kv.second.IsScalar();
+      if (ok) {
+        try {
+          n = kv.second.as<int>();
+        } catch (const YAML::Exception&) {
+          ok = false;
+        }
+      }
+      if (!ok || n < 1 || n > kMaxAttempts) {
+        return error(kv.second, absl::StrCat("field retry.max_attempts: must be a whole number from 1 to ",
+                                             kMaxAttempts, " (1: no retry)"));
+      }
+      fields.retry_max = n;
+    }
+  }
+  return fields;
+}
+
+struct ParsedSubmission {
+  SeriesSpec spec;
+  FleetFields fields;
+};
+
+absl::StatusOr<ParsedSubmission> ParseSubmission(const std::string& yaml, const std::string& source_name) {
+  const std::string source = source_name.empty() ? kDefaultSource : source_name;
+  absl::StatusOr<SeriesSpec> spec = ParseSeriesSpec(yaml, source);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<FleetFields> fields = ParseFleetFields(*spec);
+  if (!fields.ok()) return fields.status();
+  return ParsedSubmission{*std::move(spec), *std::move(fields)};
+}
+
+}  // namespace
+
+struct Scheduler::State {
+  FleetStore* store;
+  SchedulerOptions options;
+
+  std::mutex mu;
+  std::condition_variable changed;
+  uint64_t version = 1;                                       // guarded by mu
+  std::map<std::string, std::shared_ptr<TaskSink>> sinks;     // by agent; guarded by mu
+  std::map<std::string, bool> task_scheduled;                 // task id -> series from a schedule; guarded by mu
+
+  std::mutex tick_mu;  // one Tick at a time
+  std::optional<int64_t> last_counter;  // guarded by tick_mu
+  bool recheck = false;                 // guarded by tick_mu
+
+  absl::Time Now() { return options.clock->Now(); }
+
+  void Bump() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++version;
+    }
+    changed.notify_all();
+  }
+
+  std::shared_ptr<TaskSink> SinkOf(const std::string& agent_id) {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = sinks.find(agent_id);
+    return it == sinks.end() ? nullptr : it->second;
+  }
+
+  // Takes and sends the PENDING tasks of those of `agent_ids` connected here.
+  void Dispatch(const std::vector<std::string>& agent_ids) {
+    std::vector<std::string> here;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (const std::string& id : agent_ids) {
+        if (sinks.count(id) > 0) here.push_back(id);
+      }
+    }
+    if (here.empty()) return;
+    const absl::Time now = Now();
+    absl::StatusOr<std::vector<ClaimedTask>> claimed =
+        store->ClaimPendingTasks(here, options.coordinator_id, now, now + options.lease);
+    if (!claimed.ok()) {
+      Log(absl::StrCat("scheduler: cannot take pending tasks: ", claimed.status().message()));
+      return;
+    }
+    for (const ClaimedTask& task : *claimed) {
+      v1::TaskAssignment assignment;
+      assignment.set_task_id(task.task_id);
+      assignment.set_series_id(task.series_id);
+      assignment.set_attempt(task.attempt);
+      assignment.set_spec_yaml(task.spec_yaml);
+      if (task.deadline.has_value()) SetTimestamp(*task.deadline, assignment.mutable_deadline());
+      std::shared_ptr<TaskSink> sink = SinkOf(task.agent_id);
+      if (sink != nullptr && sink->SendAssignment(assignment)) continue;
+      // The stream went away between the claim and the send: the task waits for the agent again.
+      absl::StatusOr<TaskRow> row = store->GetTask(task.task_id);
+      if (!row.ok()) continue;
+      TaskRow back = *row;
+      back.status.set_state(v1::TaskStatus::STATE_PENDING);
+      back.lease_expiry.reset();
+      back.coordinator_id.clear();
+      absl::StatusOr<bool> written =
+          store->UpdateTask(back, v1::TaskStatus::STATE_RUNNING, task.attempt, Now());
+      if (!written.ok()) Log(absl::StrCat("scheduler: task ", task.task_id, ": ", written.status().message()));
+    }
+    if (!claimed->empty()) Bump();
+  }
+
+  // Sends again the RUNNING tasks of an agent that (re)connected here: one sent on a stream that
+  // died may never have arrived. The agent runs a task id once and answers a repeat with its
+  // latest update, so a task it has is not run twice.
+  void Resend(const std::string& agent_id) {
+    const absl::Time now = Now();
+    absl::StatusOr<std::vector<ClaimedTask>> running =
+        store->TakeOverRunningTasks(agent_id, options.coordinator_id, now, now + options.lease);
+    if (!running.ok()) {
+      Log(absl::StrCat("scheduler: cannot take over the running tasks of agent ", agent_id, ": ",
+                       running.status().message()));
+      return;
+    }
+    std::shared_ptr<TaskSink> sink = SinkOf(agent_id);
+    if (sink == nullptr) return;
+    for (const ClaimedTask& task : *running) {
+      v1::TaskAssignment assignment;
+      assignment.set_task_id(task.task_id);
+      assignment.set_series_id(task.series_id);
+      assignment.set_attempt(task.attempt);
+      assignment.set_spec_yaml(task.spec_yaml);
+      if (task.deadline.has_value()) SetTimestamp(*task.deadline, assignment.mutable_deadline());
+      sink->SendAssignment(assignment);
+    }
+  }
+
+  // Sends the TaskCancels of tasks cancelled (here or by another coordinator) whose agents are
+  // connected here.
+  void SendCancels(const std::vector<std::string>& agent_ids) {
+    if (agent_ids.empty()) return;
+    absl::StatusOr<std::vector<TaskRow>> cancels = store->TakeCancels(agent_ids);
+    if (!cancels.ok()) {
+      Log(absl::StrCat("scheduler: cannot take task cancellations: ", cancels.status().message()));
+      return;
+    }
+    for (const TaskRow& t : *cancels) {
+      std::shared_ptr<TaskSink> sink = SinkOf(t.status.agent_id());
+      if (sink == nullptr) continue;
+      v1::TaskCancel cancel;
+      cancel.set_task_id(t.status.task_id());
+      cancel.set_reason("the series was cancelled by an operator");
+      sink->SendCancel(cancel);
+    }
+  }
+
+  std::vector<std::string> ConnectedAgents() {
+    std::vector<std::string> connected;
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& [agent, sink] : sinks) connected.push_back(agent);
+    return connected;
+  }
+
+  void FinishSeries() {
+    absl::StatusOr<std::vector<std::string>> done = store->FinishDoneSeries();
+    if (!done.ok()) {
+      Log(absl::StrCat("scheduler: cannot end finished series: ", done.status().message()));
+    } else if (!done->empty()) {
+      Bump();
+    }
+  }
+
+  absl::StatusOr<v1::SubmitSeriesResponse> Submit(const std::string& yaml, const std::string& source_name,
+                                                  bool dry_run, const std::string& schedule_id,
+                                                  std::optional<absl::Time> slot) {
+    absl::StatusOr<ParsedSubmission> parsed = ParseSubmission(yaml, source_name);
+    if (!parsed.ok()) return parsed.status();
+    absl::StatusOr<std::vector<v1::Machine>> machines = store->ListMachines();
+    if (!machines.ok()) return machines.status();
+    v1::SubmitSeriesResponse response;
+    std::vector<std::string> agents;
+    for (const v1::Machine& m : *machines) {
+      if (parsed->fields.targets.Matches(m)) agents.push_back(m.agent_id());
+    }
+    std::sort(agents.begin(), agents.end());
+    if (agents.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("no agent matches targets ",
+                                                        parsed->fields.targets.Describe(), " (",
+                                                        machines->size(), " agents known)"));
+    }
+    for (const std::string& a : agents) response.add_agent_ids(a);
+    if (dry_run) return response;
+
+    const absl::Time now = Now();
+    SeriesRow row;
+    row.name = parsed->spec.series;
+    row.task = parsed->spec.task;
+    row.backend = parsed->spec.backend;
+    row.spec_yaml = yaml;
+    row.source_name = source_name.empty() ? kDefaultSource : source_name;
+    row.created = now;
+    row.deadline = parsed->fields.DeadlineFor(now);
+    row.retry_max = parsed->fields.retry_max;
+    row.schedule_id = schedule_id;
+    row.slot_time = slot;
+    absl::StatusOr<std::string> id = store->CreateSeries(row, agents);
+    if (!id.ok()) return id.status();
+    response.set_series_id(*id);
+    Bump();
+    Dispatch(agents);
+    return response;
+  }
+
+  absl::StatusOr<v1::SeriesStatus> Status(const SeriesRow& row) {
+    v1::SeriesStatus s;
+    s.set_series_id(row.id);
+    s.set_name(row.name);
+    s.set_task(row.task);
+    s.set_backend(row.backend);
+    s.set_state(row.state);
+    SetTimestamp(row.created, s.mutable_create_time());
+    if (row.deadline.has_value()) SetTimestamp(*row.deadline, s.mutable_deadline());
+    s.set_schedule_id(row.schedule_id);
+    absl::StatusOr<std::vector<TaskRow>> tasks = store->ListTasks(row.id);
+    if (!tasks.ok()) return tasks.status();
+    absl::StatusOr<std::map<std::string, std::vector<v1::RegressionVerdict>>> verdicts;
+    if (!row.schedule_id.empty()) {
+      verdicts = store->ListVerdicts(row.id);
+      if (!verdicts.ok()) return verdicts.status();
+    }
+    bool all_succeeded = !tasks->empty();
+    for (const TaskRow& t : *tasks) {
+      v1::TaskStatus* ts = s.add_tasks();
+      *ts = t.status;
+      if (verdicts.ok()) {
+        const auto it = verdicts->find(t.status.task_id());
+        if (it != verdicts->end()) {
+          for (const auto& v : it->second) *ts->add_regressions() = v;
+        }
+      }
+      if (t.status.state() != v1::TaskStatus::STATE_SUCCEEDED) all_succeeded = false;
+    }
+    s.set_all_succeeded(all_succeeded);
+    return s;
+  }
+
+  // Ends (or retries) the tasks whose lease expired and expires those past their deadline.
+  void ReapDueTasks(absl::Time now) {
+    absl::StatusOr<std::vector<DueTask>> due = store->ListDueTasks(now);
+    if (!due.ok()) {
+      Log(absl::StrCat("scheduler: cannot list due tasks: ", due.status().message()));
+      return;
+    }
+    bool any = false;
+    for (const DueTask& d : *due) {
+      TaskRow t = d.task;
+      const v1::TaskStatus::State was = t.status.state();
+      const uint32_t attempt = t.status.attempt();
+      if (was == v1::TaskStatus::STATE_RUNNING) {
+        const std::string expired = Rfc3339(t.lease_expiry.value_or(now));
+        if (static_cast<int>(attempt) < d.retry_max) {
+          t.status.set_state(v1::TaskStatus::STATE_PENDING);
+          t.status.set_attempt(attempt + 1);
+          t.status.set_message(absl::StrCat("attempt ", attempt, ": lease expired at ", expired,
+                                            ": the agent stopped sending heartbeats; retrying"));
+        } else {
+          t.status.set_state(v1::TaskStatus::STATE_LOST);
+          t.status.set_message(
+              absl::StrCat("lease expired at ", expired, ": the agent stopped sending heartbeats"));
+        }
+        t.coordinator_id.clear();
+      } else {
+        t.status.set_state(v1::TaskStatus::STATE_EXPIRED);
+        t.status.set_message(absl::StrCat("the series' deadline ", Rfc3339(d.deadline.value_or(now)),
+                                          " passed before the agent got the task"));
+      }
+      t.lease_expiry.reset();
+      absl::StatusOr<bool> written = store->UpdateTask(t, was, attempt, now);
+      if (!written.ok()) {
+        Log(absl::StrCat("scheduler: task ", t.status.task_id(), ": ", written.status().message()));
+      } else if (*written) {
+        any = true;
+        Log(absl::StrCat("scheduler: task ", t.status.task_id(), " of agent ", t.status.agent_id(), " ",
+                         v1::TaskStatus::State_Name(t.status.state()), ": ", t.status.message()));
+      }
+    }
+    if (any) Bump();
+  }
+
+  void FireSchedules(absl::Time now) {
+    absl::StatusOr<std::vector<ScheduleRow>> schedules = store->ListSchedules();
+    if (!schedules.ok()) {
+      Log(absl::StrCat("scheduler: cannot list schedules: ", schedules.status().message()));
+      return;
+    }
+    for (const ScheduleRow& s : *schedules) {
+      absl::StatusOr<CronExpression> cron = CronExpression::Parse(s.cron);
+      if (!cron.ok()) continue;  // refused by AddSchedule; cannot happen
+      const absl::Time after = s.last_slot.has_value() ? std::max(*s.last_slot, s.created) : s.created;
+      // Only the latest due slot fires: slots missed while every coordinator was down fire once.
+      const std::optional<absl::Time> slot = cron->LatestIn(after, now);
+      if (!slot.has_value()) continue;
+      absl::StatusOr<bool> won = store->ClaimSlot(s.id, *slot, options.coordinator_id, now);
+      if (!won.ok()) {
+        Log(absl::StrCat("scheduler: schedule ", s.id, ": ", won.status().message()));
+        continue;
+      }
+      if (!*won) continue;
+      absl::StatusOr<v1::SubmitSeriesResponse> submitted =
+          Submit(s.spec_yaml, s.source_name, /*dry_run=*/false, s.id, slot);
+      Log(absl::StrCat("scheduler: schedule ", s.id, " (", s.cron, ") fired for slot ", Rfc3339(*slot), ": ",
+                       submitted.ok() ? absl::StrCat("series ", submitted->series_id(), " to ",
+                                                     submitted->agent_ids_size(), " agents")
+                                      : std::string(submitted.status().message())));
+    }
+  }
+
+  bool IsScheduledTask(const std::string& task_id) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      const auto it = task_scheduled.find(task_id);
+      if (it != task_scheduled.end()) return it->second;
+    }
+    absl::StatusOr<TaskRow> task = store->GetTask(task_id);
+    if (!task.ok()) return false;
+    absl::StatusOr<SeriesRow> series = store->GetSeries(task->status.series_id());
+    if (!series.ok()) return false;
+    const bool scheduled = !series->schedule_id.empty();
+    std::lock_guard<std::mutex> lock(mu);
+    if (task_scheduled.size() > 100000) task_scheduled.clear();
+    task_scheduled[task_id] = scheduled;
+    return scheduled;
+  }
+
+  void CheckRegressionOf(const v1::RunRecord& record) {
+    absl::StatusOr<std::vector<BaselineRun>> baseline = store->Baseline(record, options.baseline_runs);
+    if (!baseline.ok()) {
+      Log(absl::StrCat("scheduler: baseline of run ", record.run_id(), ": ", baseline.status().message()));
+      return;
+    }
+    if (baseline->empty()) return;
+    std::map<std::string, v1::MachineConditions> conditions;
+    if (baseline->front().conditions_fingerprint != record.conditions_fingerprint()) {
+      absl::StatusOr<std::vector<v1::MachineConditions>> found =
+          store->GetConditions({baseline->front().conditions_fingerprint, record.conditions_fingerprint()});
+      if (found.ok()) {
+        for (const auto& c : *found) conditions[c.fingerprint()] = c;
+      }
+    }
+    std::optional<v1::RegressionVerdict> verdict =
+        CheckRegression(record, *baseline, options.regression_threshold, conditions);
+    if (!verdict.has_value()) return;
+    const std::string reason = verdict->regression() ? RegressionReason(*verdict) : "";
+    absl::Status stored = store->StoreVerdict(record.task_id(), *verdict, reason, Now());
+    if (!stored.ok()) {
+      Log(absl::StrCat("scheduler: verdict of run ", record.run_id(), ": ", stored.message()));
+      return;
+    }
+    if (options.on_verdict) options.on_verdict(record, *verdict);
+    if (verdict->regression()) {
+      Log(absl::StrCat("scheduler: REGRESSION run ", record.run_id(), " of agent ", record.agent_id(), ": ",
+                       reason));
+    }
+    Bump();
+  }
+};
+
+Scheduler::Scheduler(FleetStore* store, SchedulerOptions options) : state_(std::make_unique<State>()) {
+  state_->store = store;
+  state_->options = std::move(options);
+  if (state_->options.clock == nullptr) state_->options.clock = &SystemClock();
+}
+
+Scheduler::~Scheduler() = default;
+
+absl::StatusOr<v1::SubmitSeriesResponse> Scheduler::Submit(const v1::SubmitSeriesRequest& request) {
+  return state_->Submit(request.spec_yaml(), request.source_name(), request.dry_run(), "", std::nullopt);
+}
+
+absl::StatusOr<v1::SeriesStatus> Scheduler::Cancel(const std::string& series_id) {
+  absl::StatusOr<std::vector<TaskRow>> running =
+      state_->store->CancelSeries(series_id, "cancelled by an operator", state_->Now());
+  if (!running.ok()) return running.status();
+  // Agents connected to other coordinators are told by those, on their next Tick (or NOTIFY).
+  std::vector<std::string> agents;
+  for (const TaskRow& t : *running) agents.push_back(t.status.agent_id());
+  std::vector<std::string> here;
+  for (const std::string& a : agents) {
+    if (state_->SinkOf(a) != nullptr) here.push_back(a);
+  }
+  state_->SendCancels(here);
+  state_->Bump();
+  return GetSeries(series_id);
+}
+
+absl::StatusOr<std::vector<v1::SeriesStatus>> Scheduler::ListSeries(bool active_only) {
+  absl::StatusOr<std::vector<SeriesRow>> rows = state_->store->ListSeries(active_only);
+  if (!rows.ok()) return rows.status();
+  std::vector<v1::SeriesStatus> out;
+  for (const SeriesRow& row : *rows) {
+    absl::StatusOr<v1::SeriesStatus> s = state_->Status(row);
+    if (!s.ok()) return s.status();
+    out.push_back(*std::move(s));
+  }
+  return out;
+}
+
+absl::StatusOr<v1::SeriesStatus> Scheduler::GetSeries(const std::string& series_id) {
+  absl::StatusOr<SeriesRow> row = state_->store->GetSeries(series_id);
+  if (!row.ok()) return row.status();
+  return state_->Status(*row);
+}
+
+uint64_t Scheduler::WaitForChange(uint64_t version, absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(state_->mu);
+  // Real time on purpose: this bounds how long an RPC thread waits, it decides nothing.
+  // An infinite (or huge) timeout would overflow std::chrono: a day is as good as forever here.
+  timeout = std::clamp(timeout, absl::ZeroDuration(), absl::Hours(24));
+  state_->changed.wait_for(lock, absl::ToChronoMilliseconds(timeout),
+                           [&] { return state_->version != version; });
+  return state_->version;
+}
+
+absl::StatusOr<v1::Schedule> Scheduler::AddSchedule(const v1::AddScheduleRequest& request) {
+  absl::StatusOr<CronExpression> cron = CronExpression::Parse(request.cron());
+  if (!cron.ok()) return cron.status();
+  absl::StatusOr<ParsedSubmission> parsed = ParseSubmission(request.spec_yaml(), request.source_name());
+  if (!parsed.ok()) return parsed.status();
+  const absl::Time now = state_->Now();
+  ScheduleRow row;
+  row.cron = cron->text();
+  row.spec_yaml = request.spec_yaml();
+  row.source_name = request.source_name().empty() ? kDefaultSource : request.source_name();
+  row.series_name = parsed->spec.series;
+  row.task = parsed->spec.task;
+  row.created = now;
+  absl::StatusOr<std::string> id = state_->store->AddSchedule(row);
+  if (!id.ok()) return id.status();
+  v1::Schedule s;
+  s.set_schedule_id(*id);
+  s.set_cron(row.cron);
+  s.set_series_name(row.series_name);
+  s.set_task(row.task);
+  SetTimestamp(now, s.mutable_create_time());
+  if (auto next = cron->NextAfter(now)) SetTimestamp(*next, s.mutable_next_fire_time());
+  return s;
+}
+
+absl::StatusOr<std::vector<v1::Schedule>> Scheduler::ListSchedules() {
+  absl::StatusOr<std::vector<ScheduleRow>> rows = state_->store->ListSchedules();
+  if (!rows.ok()) return rows.status();
+  const absl::Time now = state_->Now();
+  std::vector<v1::Schedule> out;
+  for (const ScheduleRow& row : *rows) {
+    v1::Schedule s;
+    s.set_schedule_id(row.id);
+    s.set_cron(row.cron);
+    s.set_series_name(row.series_name);
+    s.set_task(row.task);
+    SetTimestamp(row.created, s.mutable_create_time());
+    if (absl::StatusOr<CronExpression> cron = CronExpression::Parse(row.cron); cron.ok()) {
+      if (auto next = cron->NextAfter(std::max(now, row.created))) SetTimestamp(*next, s.mutable_next_fire_time());
+    }
+    if (row.last_slot.has_value()) SetTimestamp(*row.last_slot, s.mutable_last_fire_time());
+    s.set_last_series_id(row.last_series_id);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+absl::Status Scheduler::RemoveSchedule(const std::string& schedule_id) {
+  return state_->store->RemoveSchedule(schedule_id, state_->Now());
+}
+
+absl::StatusOr<std::vector<std::string>> Scheduler::InvalidateRuns(const v1::InvalidateRunsRequest& request) {
+  if (request.reason().empty()) {
+    return absl::InvalidArgumentError("reason is required: say why the runs are invalid");
+  }
+  if (request.run_ids().empty() && request.series_id().empty()) {
+    return absl::InvalidArgumentError("name runs (run ids) or a series (series_id)");
+  }
+  std::set<std::string> ids(request.run_ids().begin(), request.run_ids().end());
+  if (!request.series_id().empty()) {
+    absl::StatusOr<std::vector<std::string>> runs = state_->store->RunsOfSeries(request.series_id());
+    if (!runs.ok()) return runs.status();
+    if (runs->empty()) {
+      absl::StatusOr<SeriesRow> series = state_->store->GetSeries(request.series_id());
+      if (!series.ok()) return series.status();  // NOT_FOUND: neither a series nor runs of one
+    }
+    ids.insert(runs->begin(), runs->end());
+  }
+  std::vector<std::string> sorted(ids.begin(), ids.end());
+  if (sorted.empty()) return sorted;
+  absl::Status status = state_->store->AnnotateRuns(sorted, "INVALIDATED", request.reason(), state_->Now());
+  if (!status.ok()) return status;
+  state_->Bump();
+  return sorted;
+}
+
+void Scheduler::AgentConnected(const std::string& agent_id, std::shared_ptr<TaskSink> sink) {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->sinks[agent_id] = std::move(sink);
+  }
+  state_->SendCancels({agent_id});
+  state_->Resend(agent_id);
+  state_->Dispatch({agent_id});
+}
+
+void Scheduler::AgentDisconnected(const std::string& agent_id, const TaskSink* sink) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  const auto it = state_->sinks.find(agent_id);
+  // A newer stream of the same agent may have replaced this one already.
+  if (it != state_->sinks.end() && it->second.get() == sink) state_->sinks.erase(it);
+}
+
+void Scheduler::Heartbeat(const std::string& agent_id) {
+  absl::Status status = state_->store->RenewLeases(agent_id, state_->Now() + state_->options.lease);
+  if (!status.ok()) Log(absl::StrCat("scheduler: heartbeat of agent ", agent_id, ": ", status.message()));
+}
+
+void Scheduler::TaskUpdated(const std::string& agent_id, const v1::TaskUpdate& update) {
+  State& s = *state_;
+  absl::StatusOr<TaskRow> row = s.store->GetTask(update.task_id());
+  if (!row.ok()) {
+    Log(absl::StrCat("scheduler: agent ", agent_id, " sent an update for task ", update.task_id(), ": ",
+                     row.status().message(), "; ignored"));
+    return;
+  }
+  if (row->status.agent_id() != agent_id) {
+    Log(absl::StrCat("scheduler: agent ", agent_id, " sent an update for task ", update.task_id(),
+                     " of agent ", row->status.agent_id(), "; ignored"));
+    return;
+  }
+  TaskRow t = *row;
+  const v1::TaskStatus::State was = t.status.state();
+  if (!IsOpen(was)) return;  // ended already (cancelled, lost, ...): the agent's late word changes nothing
+  const absl::Time now = s.Now();
+  v1::TaskStatus& ts = t.status;
+  switch (update.body_case()) {
+    case v1::TaskUpdate::kAccepted:
+      ts.set_state(v1::TaskStatus::STATE_RUNNING);
+      ts.set_runs_total(update.accepted().runs_total());
+      ts.clear_message();
+      t.lease_expiry = now + s.options.lease;
+      break;
+    case v1::TaskUpdate::kRefused:
+      ts.set_state(v1::TaskStatus::STATE_REFUSED);
+      ts.set_message(update.refused().reason());
+      t.lease_expiry.reset();
+      break;
+    case v1::TaskUpdate::kProgress: {
+      const v1::TaskProgress& p = update.progress();
+      ts.set_state(v1::TaskStatus::STATE_RUNNING);
+      ts.set_runs_done(p.runs_done());
+      if (p.runs_total() > 0) ts.set_runs_total(p.runs_total());
+      ts.set_runs_failed(p.runs_failed());
+      ts.set_phase(p.phase());
+      ts.set_call_index(p.call_index());
+      ts.set_last_figure(p.last_figure());
+      t.lease_expiry = now + s.options.lease;
+      break;
+    }
+    case v1::TaskUpdate::kFinished: {
+      const v1::TaskFinished& f = update.finished();
+      ts.set_state(f.cancelled() ? v1::TaskStatus::STATE_CANCELLED
+                   : f.ok()      ? v1::TaskStatus::STATE_SUCCEEDED
+                                 : v1::TaskStatus::STATE_FAILED);
+      ts.set_message(f.message());
+      ts.set_runs_done(f.runs_done());
+      ts.set_runs_failed(f.runs_failed());
+      t.lease_expiry.reset();
+      break;
+    }
+    case v1::TaskUpdate::BODY_NOT_SET:
+      return;
+  }
+  if (ts.state() == v1::TaskStatus::STATE_RUNNING && t.coordinator_id.empty()) {
+    t.coordinator_id = s.options.coordinator_id;
+  }
+  absl::StatusOr<bool> written = s.store->UpdateTask(t, was, ts.attempt(), now);
+  if (!written.ok()) {
+    Log(absl::StrCat("scheduler: task ", ts.task_id(), ": ", written.status().message()));
+    return;
+  }
+  if (!*written) return;  // changed meanwhile (cancelled, reaped): that state stands
+  s.Bump();
+  if (!IsOpen(ts.state())) s.FinishSeries();
+}
+
+void Scheduler::RunsStored(const std::vector<v1::RunRecord>& records) {
+  State& s = *state_;
+  std::map<std::string, std::map<std::string, int>> counts;
+  for (const v1::RunRecord& r : records) {
+    if (r.task_id().empty()) continue;
+    std::set<std::string> codes;
+    for (const auto& f : r.flags()) codes.insert(f.code());
+    for (const std::string& code : codes) ++counts[r.task_id()][code];
+  }
+  absl::Status counted = s.store->AddFlagCounts(counts);
+  if (!counted.ok()) Log(absl::StrCat("scheduler: counting flags: ", counted.message()));
+  else if (!counts.empty()) s.Bump();
+
+  for (const v1::RunRecord& r : records) {
+    if (!IsUuid(r.task_id()) || r.status().code() != v1::RunStatus::CODE_OK) continue;
+    if (std::any_of(r.flags().begin(), r.flags().end(), [](const v1::Flag& f) { return IsExcludingFlag(f.code()); })) {
+      continue;
+    }
+    if (!s.IsScheduledTask(r.task_id())) continue;
+    s.CheckRegressionOf(r);
+  }
+}
+
+void Scheduler::Tick() {
+  State& s = *state_;
+  std::lock_guard<std::mutex> tick(s.tick_mu);
+  // Changes made by other coordinators (or committed after our last look) wake the watchers. A
+  // counter read before a change commits would hide it, so a change is followed by one more bump.
+  absl::StatusOr<int64_t> counter = s.store->ChangeCounter();
+  if (counter.ok()) {
+    const bool moved = s.last_counter.has_value() && *s.last_counter != *counter;
+    if (moved || s.recheck) s.Bump();
+    s.recheck = moved;
+    s.last_counter = *counter;
+  }
+  const absl::Time now = s.Now();
+  s.ReapDueTasks(now);
+  s.FireSchedules(now);
+  const std::vector<std::string> connected = s.ConnectedAgents();
+  s.SendCancels(connected);
+  s.Dispatch(connected);
+  s.FinishSeries();
+}
+
+}  // namespace benchfleet::coordinator

@@ -1,0 +1,304 @@
+// Tasks from a coordinator, end to end: `benchfleet-agent serve` connects to a small in-test
+// AgentGateway (a fake coordinator on 127.0.0.1, port 0) that, like a coordinator, sends the
+// agent's unfinished tasks after every Welcome and acknowledges record batches. One task runs a
+// llama-server series against the simulator (tests/sim/llama-server-sim); one names a backend
+// the agent's allow-list does not list and is refused. After the stream is broken, the tasks
+// are sent again and answered again without running again. No PostgreSQL.
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "benchfleet/v1/gateway.grpc.pb.h"
+#include "benchfleet/v1/record.pb.h"
+#include "common/version.h"
+#include "gtest/gtest.h"
+#include "tests/integration/fleet.h"
+
+namespace benchfleet::testing {
+namespace {
+
+using ServerStream = grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>;
+
+// A coordinator as the agent sees it: Welcome, the tasks, Acks for every record; what it was
+// sent is kept for the test. Thread-safe.
+class FakeCoordinator final : public v1::AgentGateway::Service {
+ public:
+  explicit FakeCoordinator(std::vector<v1::TaskAssignment> tasks) : tasks_(std::move(tasks)) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeCoordinator() override {
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    server_->Wait();
+  }
+
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+
+  grpc::Status Connect(grpc::ServerContext* context, ServerStream* stream) override {
+    v1::AgentMessage message;
+    if (!stream->Read(&message) || !message.has_hello()) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "Hello first");
+    }
+    v1::CoordinatorMessage welcome;
+    welcome.mutable_welcome()->set_coordinator_version("fake-coordinator");
+    welcome.mutable_welcome()->set_api_revision(kApiRevision);
+    welcome.mutable_welcome()->set_min_agent_api_revision(kMinAgentApiRevision);
+    welcome.mutable_welcome()->set_agent_id(message.hello().agent_id());
+    welcome.mutable_welcome()->set_accepted(true);
+    if (!stream->Write(welcome)) return grpc::Status::CANCELLED;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++sessions_;
+      context_ = context;
+      stream_ = stream;
+    }
+    // As a coordinator does when an agent connects: every task it has not heard the end of.
+    for (const v1::TaskAssignment& task : tasks_) {
+      v1::CoordinatorMessage assign;
+      *assign.mutable_assign_task() = task;
+      if (!Write(stream, assign)) break;
+    }
+    while (stream->Read(&message)) {
+      if (message.has_task_update()) {
+        std::lock_guard<std::mutex> l(mu_);
+        updates_.push_back(message.task_update());
+        continue;
+      }
+      if (!message.has_records()) continue;
+      v1::CoordinatorMessage answer;
+      answer.mutable_ack()->set_batch_id(message.records().batch_id());
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        for (const std::string& bytes : message.records().records()) {
+          v1::RunRecord record;
+          record.ParseFromString(bytes);
+          if (stored_.insert(record.run_id()).second) {
+            records_.push_back(record);
+            answer.mutable_ack()->add_stored_run_ids(record.run_id());
+          } else {
+            answer.mutable_ack()->add_duplicate_run_ids(record.run_id());
+          }
+        }
+      }
+      Write(stream, answer);
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    context_ = nullptr;
+    stream_ = nullptr;
+    return grpc::Status::OK;
+  }
+
+  // Sends a message (cancel_task) on the current stream; false when there is none.
+  bool Send(const v1::CoordinatorMessage& message) {
+    std::lock_guard<std::mutex> l(mu_);  // the stream cannot end meanwhile
+    return stream_ != nullptr && Write(stream_, message);
+  }
+
+  // Breaks the current stream (the agent reconnects and is sent its tasks again).
+  void BreakStream() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (context_ != nullptr) context_->TryCancel();
+  }
+
+  int sessions() {
+    std::lock_guard<std::mutex> l(mu_);
+    return sessions_;
+  }
+  std::vector<v1::TaskUpdate> updates() {
+    std::lock_guard<std::mutex> l(mu_);
+    return updates_;
+  }
+  std::vector<v1::RunRecord> records() {
+    std::lock_guard<std::mutex> l(mu_);
+    return records_;
+  }
+  // The updates of one task, of one kind ("accepted", "refused", "progress", "finished").
+  std::vector<v1::TaskUpdate> updates(const std::string& task_id, v1::TaskUpdate::BodyCase body) {
+    std::vector<v1::TaskUpdate> out;
+    for (const v1::TaskUpdate& u : updates()) {
+      if (u.task_id() == task_id && u.body_case() == body) out.push_back(u);
+    }
+    return out;
+  }
+
+ private:
+  // One writer at a time on a stream: the handler (Welcome, tasks, Acks) and Send.
+  bool Write(ServerStream* stream, const v1::CoordinatorMessage& message) {
+    std::lock_guard<std::mutex> l(write_mu_);
+    return stream->Write(message);
+  }
+
+  const std::vector<v1::TaskAssignment> tasks_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+  std::mutex mu_;
+  int sessions_ = 0;                                // guarded by mu_
+  std::mutex write_mu_;
+  grpc::ServerContext* context_ = nullptr;          // guarded by mu_
+  ServerStream* stream_ = nullptr;                  // guarded by mu_
+  std::vector<v1::TaskUpdate> updates_;             // guarded by mu_
+  std::set<std::string> stored_;                    // guarded by mu_
+  std::vector<v1::RunRecord> records_;              // guarded by mu_
+};
+
+// A work folder with a model file and an agent.yaml that allows the simulator and that folder.
+struct AgentFiles {
+  AgentFiles() {
+    work = MakeTempDir("agent-tasks");
+    model = work + "/models/qwen2.5-3b-instruct-q4_k_m.gguf";
+    ::mkdir((work + "/models").c_str(), 0755);
+    std::ofstream(model) << "GGUF simulated model file";
+    config = work + "/agent.yaml";
+    std::ofstream(config) << "state_dir: " << work << "/state\n"
+                          << "allow:\n  backends: [llama-server]\n"
+                          << "  executables: [" << BinaryPath("llama-server-sim") << "]\n"
+                          << "  model_dirs: [" << work << "/models]\n";
+  }
+  std::string work;
+  std::string model;
+  std::string config;
+};
+
+// A llama-server task against the simulator: one cold run and `warm` warm runs.
+v1::TaskAssignment LlamaTask(const std::string& task_id, const std::string& model, int warm,
+                             const std::string& pause = "0") {
+  v1::TaskAssignment llama;
+  llama.set_task_id(task_id);
+  llama.set_series_id("series-1");
+  llama.set_attempt(1);
+  llama.set_spec_yaml(absl::StrCat("series: fleet-llama\n"
+                                   "task: llama-qwen2.5-3b-q4km\n"
+                                   "backend: llama-server\n"
+                                   "llama-server:\n"
+                                   "  binary: ", BinaryPath("llama-server-sim"), "\n"
+                                   "  model: ", model, "\n"
+                                   "  args: [-c, '256', --sim-load-ms, '100']\n"
+                                   "  modes: {gpu: [-ngl, '99']}\n"
+                                   "  prompt: Explain in one sentence what a GPU is.\n"
+                                   "  n_predict: 8\n"
+                                   "  seed: 42\n"
+                                   "  health_timeout: 10s\n"
+                                   "  request_timeout: 5s\n"
+                                   "  stop_grace: 2s\n"
+                                   "runs:\n  cold: 1\n  warm: ", warm, "\n  pause_between_runs: ", pause, "\n"
+                                   "targets: all\n"
+                                   "deadline: 2h\n"
+                                   "retry: {max_attempts: 2}\n"));
+  return llama;
+}
+
+TEST(AgentTasksTest, ServeRunsAnAssignedSeriesRefusesOneOutsideItsAllowListAndNeverRunsOneTwice) {
+  const AgentFiles files;
+  const std::string& work = files.work;
+  const std::string& config = files.config;
+  const v1::TaskAssignment llama = LlamaTask("task-llama", files.model, 2);
+  v1::TaskAssignment comfy;
+  comfy.set_task_id("task-comfy");
+  comfy.set_series_id("series-2");
+  comfy.set_attempt(1);
+  comfy.set_spec_yaml("series: fleet-comfy\ntask: sdxl\nbackend: comfyui\ncomfyui: {url: 'http://127.0.0.1:8188'}\n");
+
+  FakeCoordinator coordinator({llama, comfy});
+  auto agent = StartAgent(work, "serve", {"serve", "--config", config, "--coordinator", coordinator.address()});
+  const std::string log = work + "/serve.log";
+  // The comfyui task waits behind the llama-server one, then is refused.
+  ASSERT_TRUE(PollUntil([&] { return !coordinator.updates("task-llama", v1::TaskUpdate::kFinished).empty() &&
+                                     !coordinator.updates("task-comfy", v1::TaskUpdate::kRefused).empty(); },
+                        absl::Seconds(120)))
+      << ReadAll(log);
+
+  const std::vector<v1::TaskUpdate> accepted = coordinator.updates("task-llama", v1::TaskUpdate::kAccepted);
+  ASSERT_EQ(accepted.size(), 1u) << ReadAll(log);
+  EXPECT_EQ(accepted[0].accepted().runs_total(), 3u);
+  // Progress may be coalesced while a write waits, but the last one says every run.
+  const std::vector<v1::TaskUpdate> progress = coordinator.updates("task-llama", v1::TaskUpdate::kProgress);
+  ASSERT_FALSE(progress.empty());
+  const v1::TaskProgress& last = progress.back().progress();
+  EXPECT_EQ(last.runs_done(), 3u);
+  EXPECT_EQ(last.runs_total(), 3u);
+  EXPECT_EQ(last.runs_failed(), 0u);
+  EXPECT_EQ(last.phase(), "WARM");
+  EXPECT_EQ(last.call_index(), 2u);
+  EXPECT_TRUE(absl::StartsWith(last.last_figure(), "predicted_per_second ")) << last.last_figure();
+  EXPECT_TRUE(absl::EndsWith(last.last_figure(), " tokens/s SIMULATED")) << last.last_figure();
+  const v1::TaskFinished finished =
+      coordinator.updates("task-llama", v1::TaskUpdate::kFinished)[0].finished();
+  EXPECT_TRUE(finished.ok()) << finished.message();
+  EXPECT_FALSE(finished.cancelled());
+  EXPECT_EQ(finished.runs_done(), 3u);
+  EXPECT_EQ(finished.runs_failed(), 0u);
+  EXPECT_EQ(finished.message(), "3 of 3 runs made, 0 FAILED");
+
+  const std::vector<v1::TaskUpdate> refused = coordinator.updates("task-comfy", v1::TaskUpdate::kRefused);
+  ASSERT_EQ(refused.size(), 1u) << ReadAll(log);
+  EXPECT_EQ(refused[0].refused().reason(),
+            absl::StrCat("backend comfyui is not in this agent's allow-list (allow.backends in ", config,
+                         "); allow.backends lists: llama-server"));
+
+  // The records came up the same stream, stamped with the task.
+  ASSERT_TRUE(PollUntil([&] { return coordinator.records().size() == 3; }, absl::Seconds(30))) << ReadAll(log);
+  for (const v1::RunRecord& record : coordinator.records()) {
+    EXPECT_EQ(record.task_id(), "task-llama");
+    EXPECT_EQ(record.series_id(), "series-1");
+    EXPECT_TRUE(record.simulated());
+  }
+  EXPECT_EQ(coordinator.records().back().run_id(), last.last_run_id());
+
+  // A new stream: the coordinator sends both tasks again; the agent answers again, runs nothing.
+  const size_t updates_before = coordinator.updates().size();
+  coordinator.BreakStream();
+  ASSERT_TRUE(PollUntil([&] { return coordinator.updates("task-llama", v1::TaskUpdate::kFinished).size() == 2 &&
+                                     coordinator.updates("task-comfy", v1::TaskUpdate::kRefused).size() == 2; },
+                        absl::Seconds(60)))
+      << ReadAll(log);
+  EXPECT_EQ(coordinator.sessions(), 2);
+  EXPECT_EQ(coordinator.updates().size(), updates_before + 2);
+  EXPECT_EQ(coordinator.updates("task-llama", v1::TaskUpdate::kFinished)[1].SerializeAsString(),
+            coordinator.updates("task-llama", v1::TaskUpdate::kFinished)[0].SerializeAsString());
+  EXPECT_EQ(coordinator.records().size(), 3u);
+
+  agent->Signal(SIGTERM);
+  EXPECT_EQ(agent->Wait(), 0) << ReadAll(log);
+}
+
+TEST(AgentTasksTest, ACancelStopsTheTaskBetweenRuns) {
+  const AgentFiles files;
+  FakeCoordinator coordinator({LlamaTask("task-cancel", files.model, 8, "300ms")});
+  auto agent = StartAgent(files.work, "serve", {"serve", "--config", files.config, "--coordinator",
+                                                coordinator.address()});
+  const std::string log = files.work + "/serve.log";
+  ASSERT_TRUE(PollUntil([&] { return !coordinator.updates("task-cancel", v1::TaskUpdate::kProgress).empty(); },
+                        absl::Seconds(120)))
+      << ReadAll(log);
+  v1::CoordinatorMessage cancel;
+  cancel.mutable_cancel_task()->set_task_id("task-cancel");
+  cancel.mutable_cancel_task()->set_reason("cancelled by an operator");
+  ASSERT_TRUE(coordinator.Send(cancel));
+  ASSERT_TRUE(PollUntil([&] { return !coordinator.updates("task-cancel", v1::TaskUpdate::kFinished).empty(); },
+                        absl::Seconds(60)))
+      << ReadAll(log);
+  const v1::TaskFinished finished = coordinator.updates("task-cancel", v1::TaskUpdate::kFinished)[0].finished();
+  EXPECT_TRUE(finished.cancelled()) << finished.message();
+  EXPECT_TRUE(finished.ok()) << finished.message();
+  // The run under way when the cancel came is finished and kept; no other starts after it.
+  EXPECT_GE(finished.runs_done(), 1u);
+  EXPECT_LE(finished.runs_done(), 2u);
+  EXPECT_TRUE(absl::StartsWith(finished.message(), "cancelled: cancelled by an operator; ")) << finished.message();
+  ASSERT_TRUE(PollUntil([&] { return coordinator.records().size() == finished.runs_done(); }, absl::Seconds(30)))
+      << ReadAll(log);
+  agent->Signal(SIGTERM);
+  EXPECT_EQ(agent->Wait(), 0) << ReadAll(log);
+}
+
+}  // namespace
+}  // namespace benchfleet::testing

@@ -1,0 +1,89 @@
+// FakeAgent: an agent reduced to its Connect stream, a plain gRPC client of AgentGateway, for the
+// fleet scheduling tests: Hello with labels, then it answers each TaskAssignment as told (run N
+// runs: accepted, one record and one progress per run, finished; refuse; or accept and hold until
+// cancelled) and answers TaskCancel with a cancelled finish. Records carry the task's task_id and
+// series_id. Thread-safe; one stream at a time.
+#ifndef BENCHFLEET_TESTS_INTEGRATION_FLEET_FAKE_AGENT_H_
+#define BENCHFLEET_TESTS_INTEGRATION_FLEET_FAKE_AGENT_H_
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "benchfleet/v1/gateway.grpc.pb.h"
+
+namespace benchfleet::testing {
+
+struct FakeAgentOptions {
+  std::string address;  // the coordinator's host:port
+  std::string agent_id;
+  std::map<std::string, std::string> labels;
+
+  enum class OnTask { kRun, kRefuse, kHold };
+  OnTask on_task = OnTask::kRun;
+  int runs = 3;                                       // kRun
+  std::string refuse_reason = "backend not allowed";  // kRefuse
+  std::string flag;  // a flag code every record carries (e.g. CACHE_HIT); "" for none
+};
+
+class FakeAgent {
+ public:
+  explicit FakeAgent(FakeAgentOptions options);
+  ~FakeAgent();  // Disconnect()
+  FakeAgent(const FakeAgent&) = delete;
+  FakeAgent& operator=(const FakeAgent&) = delete;
+
+  // Opens the stream, sends Hello and waits for an accepted Welcome.
+  bool Connect(absl::Duration timeout = absl::Seconds(10));
+  // Closes the stream (a vanished agent, as far as the coordinator can tell).
+  void Disconnect();
+
+  void SendHeartbeat();
+
+  std::vector<v1::TaskAssignment> assignments();
+  std::vector<v1::TaskCancel> cancels();
+  // Run ids the coordinator acknowledged as stored.
+  size_t stored_runs();
+
+  // Wait (real time) until at least n assignments / cancels / stored runs arrived.
+  bool WaitForAssignments(size_t n, absl::Duration timeout);
+  bool WaitForCancels(size_t n, absl::Duration timeout);
+  bool WaitForStoredRuns(size_t n, absl::Duration timeout);
+  // Waits until at least n HeartbeatAcks arrived.
+  bool WaitForHeartbeatAcks(size_t n, absl::Duration timeout);
+
+  const std::string& agent_id() const { return options_.agent_id; }
+
+ private:
+  void ReadLoop();
+  void HandleAssignment(const v1::TaskAssignment& assignment);
+  bool Write(const v1::AgentMessage& message);
+  template <typename F>
+  bool WaitFor(F condition, absl::Duration timeout);
+
+  const FakeAgentOptions options_;
+  std::unique_ptr<v1::AgentGateway::Stub> stub_;
+
+  std::mutex write_mu_;  // one Write at a time
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>> stream_;
+  std::thread reader_;
+  uint64_t next_batch_ = 1;  // guarded by write_mu_
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool welcomed_ = false;                        // guarded by mu_
+  std::vector<v1::TaskAssignment> assignments_;  // guarded by mu_
+  std::vector<v1::TaskCancel> cancels_;          // guarded by mu_
+  size_t stored_runs_ = 0;                       // guarded by mu_
+  size_t heartbeat_acks_ = 0;                    // guarded by mu_
+};
+
+}  // namespace benchfleet::testing
+
+#endif  // BENCHFLEET_TESTS_INTEGRATION_FLEET_FAKE_AGENT_H_

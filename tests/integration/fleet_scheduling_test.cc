@@ -1,0 +1,409 @@
+// Fleet scheduling end to end: in-process coordinators (CoordinatorServer on port 0, real
+// PostgreSQL) and fake agents that are plain gRPC clients of AgentGateway; the `benchfleet`
+// command for what operators see (series show, watch, submit errors, agents, runs invalidate).
+#include <grpcpp/grpcpp.h>
+
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "benchfleet/v1/admin.grpc.pb.h"
+#include "benchfleet/v1/fleet.grpc.pb.h"
+#include "common/clock.h"
+#include "coordinator/scheduler/scheduler.h"
+#include "coordinator/server.h"
+#include "gtest/gtest.h"
+#include "tests/integration/fleet.h"
+#include "tests/integration/fleet_fake_agent.h"
+#include "tests/support/pg_test_db.h"
+#include "tests/support/subprocess.h"
+
+namespace benchfleet::testing {
+namespace {
+
+using coordinator::CoordinatorServer;
+using coordinator::CoordinatorServerOptions;
+using OnTask = FakeAgentOptions::OnTask;
+
+// A spec the coordinator accepts; `targets` is spliced in as YAML.
+std::string Spec(const std::string& name, const std::string& targets) {
+  return absl::StrCat("series: ", name,
+                      "\n"
+                      "task: fleet-task\n"
+                      "backend: llama-server\n"
+                      "llama-server:\n"
+                      "  url: http://127.0.0.1:8080\n"
+                      "targets: ",
+                      targets,
+                      "\n"
+                      "runs:\n"
+                      "  cold: 1\n"
+                      "  warm: 2\n");
+}
+
+class FleetSchedulingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    BENCHFLEET_REQUIRE_PG(db_);
+    work_ = MakeTempDir("fleet");
+    coordinator_ = StartCoordinator();
+    ASSERT_NE(coordinator_, nullptr);
+    fleet_ = Stub(*coordinator_);
+  }
+
+  // tick_interval zero: no scheduler thread; the test calls scheduler()->Tick() on `clock`.
+  std::unique_ptr<CoordinatorServer> StartCoordinator(
+      absl::Duration tick_interval = absl::Milliseconds(200), Clock* clock = &SystemClock()) {
+    CoordinatorServerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.database_url = db_.url();
+    options.tick_interval = tick_interval;
+    options.clock = clock;
+    auto server = std::make_unique<CoordinatorServer>(options);
+    absl::Status started = server->Start();
+    EXPECT_TRUE(started.ok()) << started;
+    return started.ok() ? std::move(server) : nullptr;
+  }
+
+  static std::unique_ptr<v1::Fleet::Stub> Stub(const CoordinatorServer& server) {
+    return v1::Fleet::NewStub(
+        grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials()));
+  }
+
+  std::unique_ptr<FakeAgent> Agent(const std::string& id, std::map<std::string, std::string> labels,
+                                   OnTask on_task = OnTask::kRun,
+                                   const CoordinatorServer* server = nullptr) {
+    FakeAgentOptions options;
+    options.address = (server != nullptr ? server : coordinator_.get())->address();
+    options.agent_id = id;
+    options.labels = std::move(labels);
+    options.on_task = on_task;
+    return std::make_unique<FakeAgent>(options);
+  }
+
+  v1::SubmitSeriesResponse Submit(const std::string& spec, v1::Fleet::Stub* stub = nullptr) {
+    grpc::ClientContext context;
+    v1::SubmitSeriesRequest request;
+    request.set_spec_yaml(spec);
+    request.set_source_name("test.yaml");
+    v1::SubmitSeriesResponse response;
+    grpc::Status s =
+        (stub != nullptr ? stub : fleet_.get())->SubmitSeries(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return response;
+  }
+
+  v1::SeriesStatus Get(const std::string& series_id) {
+    grpc::ClientContext context;
+    v1::GetSeriesRequest request;
+    request.set_series_id(series_id);
+    v1::SeriesStatus status;
+    grpc::Status s = fleet_->GetSeries(&context, request, &status);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return status;
+  }
+
+  // Polls until the series' task of `agent` is in `state`.
+  bool WaitForTask(const std::string& series_id, const std::string& agent,
+                   v1::TaskStatus::State state, absl::Duration timeout = absl::Seconds(10)) {
+    return PollUntil(
+        [&] {
+          const v1::SeriesStatus status = Get(series_id);
+          for (const auto& t : status.tasks()) {
+            if (t.agent_id() == agent && t.state() == state) return true;
+          }
+          return false;
+        },
+        timeout);
+  }
+
+  // Returns whether the fixture's coordinator has a stream of the agent open (Admin).
+  bool Connected(const std::string& agent_id) {
+    auto admin = v1::Admin::NewStub(
+        grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    v1::ListMachinesResponse response;
+    EXPECT_TRUE(admin->ListMachines(&context, v1::ListMachinesRequest(), &response).ok());
+    for (const v1::Machine& m : response.machines()) {
+      if (m.agent_id() == agent_id) return m.connected();
+    }
+    return false;
+  }
+
+  // Runs `benchfleet ARGS... --coordinator ADDR`; returns its exit code, stdout+stderr in *out.
+  int Cli(std::vector<std::string> args, std::string* out) {
+    const std::string log = absl::StrCat(work_, "/cli-", ++calls_, ".log");
+    args.insert(args.begin(), BinaryPath("benchfleet"));
+    args.push_back("--coordinator");
+    args.push_back(coordinator_->address());
+    Subprocess p(args, {}, log);
+    const int rc = p.Wait();
+    *out = ReadAll(log);
+    return rc;
+  }
+
+  std::string WriteFile(const std::string& name, const std::string& text) {
+    const std::string path = work_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  PgTestDb db_;
+  std::string work_;
+  std::unique_ptr<CoordinatorServer> coordinator_;
+  std::unique_ptr<v1::Fleet::Stub> fleet_;
+  int calls_ = 0;
+};
+
+TEST_F(FleetSchedulingTest, FanOutToFiftyAgentsReachesOnlyTheMatchingOnes) {
+  const std::vector<std::string> classes = {"a100", "m1pro", "c5", "h100", "l4"};
+  std::vector<std::unique_ptr<FakeAgent>> agents;
+  std::set<std::string> matching;
+  for (int i = 0; i < 50; ++i) {
+    const std::string cls = classes[i % classes.size()];
+    const std::string id = absl::StrCat("agent-", i < 10 ? "0" : "", i);
+    agents.push_back(
+        Agent(id, {{"class", cls}, {"accelerator", i % 2 == 0 ? "nvidia" : "amd"}}, OnTask::kHold));
+    ASSERT_TRUE(agents.back()->Connect()) << id;
+    if ((cls == "a100" || cls == "h100") && i % 2 == 0) matching.insert(id);
+  }
+  const v1::SubmitSeriesResponse submitted =
+      Submit(Spec("fan-out", "{labels: [\"class in (a100, h100)\", accelerator=nvidia]}"));
+  ASSERT_FALSE(submitted.series_id().empty());
+  EXPECT_EQ(std::set<std::string>(submitted.agent_ids().begin(), submitted.agent_ids().end()),
+            matching);
+  ASSERT_EQ(matching.size(), 10u);
+  for (auto& agent : agents) {
+    if (matching.count(agent->agent_id()) == 0) continue;
+    ASSERT_TRUE(agent->WaitForAssignments(1, absl::Seconds(5))) << agent->agent_id();
+    EXPECT_EQ(agent->assignments()[0].series_id(), submitted.series_id());
+    EXPECT_EQ(agent->assignments()[0].attempt(), 1u);
+  }
+  absl::SleepFor(absl::Milliseconds(500));  // room for a wrong assignment to show up
+  for (auto& agent : agents) {
+    EXPECT_EQ(agent->assignments().size(), matching.count(agent->agent_id())) << agent->agent_id();
+  }
+  EXPECT_EQ(Get(submitted.series_id()).tasks_size(), 10);
+}
+
+TEST_F(FleetSchedulingTest, OfflineAgentGetsItsTaskWhenItConnectsAndRunsItToTheEnd) {
+  auto agent = Agent("late", {{"class", "c5"}});
+  ASSERT_TRUE(agent->Connect());  // the coordinator now knows the machine
+  agent->Disconnect();
+  // Submitted while the coordinator still holds the dead stream, the task would be sent down it
+  // and wait for its lease to expire (see the note in the report): wait until it saw it go.
+  ASSERT_TRUE(PollUntil([&] { return !Connected("late"); }, absl::Seconds(5)));
+  const v1::SubmitSeriesResponse submitted = Submit(Spec("offline", "{agents: [late]}"));
+  ASSERT_EQ(submitted.agent_ids_size(), 1);
+  EXPECT_EQ(Get(submitted.series_id()).tasks(0).state(), v1::TaskStatus::STATE_PENDING);
+
+  ASSERT_TRUE(agent->Connect());
+  ASSERT_TRUE(agent->WaitForAssignments(1, absl::Seconds(5)))
+      << Get(submitted.series_id()).DebugString();
+  EXPECT_EQ(agent->assignments()[0].spec_yaml(), Spec("offline", "{agents: [late]}"));
+  ASSERT_TRUE(WaitForTask(submitted.series_id(), "late", v1::TaskStatus::STATE_SUCCEEDED));
+  ASSERT_TRUE(
+      PollUntil([&] { return Get(submitted.series_id()).state() == v1::SeriesStatus::STATE_DONE; },
+                absl::Seconds(10)));
+  EXPECT_TRUE(Get(submitted.series_id()).all_succeeded());
+}
+
+TEST_F(FleetSchedulingTest, CancelReachesTheRunningAgentAndAgentsShowItsTask) {
+  auto agent = Agent("busy", {{"class", "a100"}}, OnTask::kHold);
+  ASSERT_TRUE(agent->Connect());
+  const v1::SubmitSeriesResponse submitted = Submit(Spec("to-cancel", "all"));
+  ASSERT_TRUE(agent->WaitForAssignments(1, absl::Seconds(5)));
+  ASSERT_TRUE(WaitForTask(submitted.series_id(), "busy", v1::TaskStatus::STATE_RUNNING));
+
+  std::string out;
+  ASSERT_EQ(Cli({"agents", "--format", "csv"}, &out), 0) << out;
+  EXPECT_NE(out.find(",yes,"), std::string::npos) << out;
+  EXPECT_NE(out.find(",to-cancel RUNNING\n"), std::string::npos) << out;
+
+  ASSERT_EQ(Cli({"series", "cancel", submitted.series_id()}, &out), 0) << out;
+  ASSERT_TRUE(agent->WaitForCancels(1, absl::Seconds(5)));
+  EXPECT_EQ(agent->cancels()[0].task_id(), agent->assignments()[0].task_id());
+  const v1::SeriesStatus status = Get(submitted.series_id());
+  EXPECT_EQ(status.state(), v1::SeriesStatus::STATE_CANCELLED);
+  EXPECT_EQ(status.tasks(0).state(), v1::TaskStatus::STATE_CANCELLED);
+}
+
+TEST_F(FleetSchedulingTest, HeartbeatsKeepTheLeaseAndAVanishedAgentsTaskEndsLost) {
+  // A coordinator of its own on a simulated clock, ticked by the test: no real waiting. The
+  // fixture's one goes, or its ticks on the real clock would find every simulated lease expired.
+  coordinator_->Shutdown();
+  SimulatedClock clock;
+  std::unique_ptr<CoordinatorServer> server = StartCoordinator(absl::ZeroDuration(), &clock);
+  ASSERT_NE(server, nullptr);
+  fleet_ = Stub(*server);
+  auto alive = Agent("alive", {}, OnTask::kHold, server.get());
+  auto gone = Agent("gone", {}, OnTask::kHold, server.get());
+  ASSERT_TRUE(alive->Connect());
+  ASSERT_TRUE(gone->Connect());
+  const v1::SubmitSeriesResponse submitted = Submit(Spec("leases", "all"));
+  ASSERT_TRUE(alive->WaitForAssignments(1, absl::Seconds(5)));
+  ASSERT_TRUE(gone->WaitForAssignments(1, absl::Seconds(5)));
+  ASSERT_TRUE(WaitForTask(submitted.series_id(), "alive", v1::TaskStatus::STATE_RUNNING));
+  ASSERT_TRUE(WaitForTask(submitted.series_id(), "gone", v1::TaskStatus::STATE_RUNNING));
+  gone->Disconnect();
+
+  clock.Advance(absl::Seconds(20));
+  alive->SendHeartbeat();
+  ASSERT_TRUE(alive->WaitForHeartbeatAcks(1, absl::Seconds(5)));
+  clock.Advance(absl::Seconds(20));  // 40 s after the last word of "gone"; 20 s for "alive"
+  server->scheduler()->Tick();
+
+  const v1::SeriesStatus status = Get(submitted.series_id());
+  ASSERT_EQ(status.tasks_size(), 2);
+  EXPECT_EQ(status.tasks(0).agent_id(), "alive");
+  EXPECT_EQ(status.tasks(0).state(), v1::TaskStatus::STATE_RUNNING);
+  EXPECT_EQ(status.tasks(1).agent_id(), "gone");
+  EXPECT_EQ(status.tasks(1).state(), v1::TaskStatus::STATE_LOST);
+  alive.reset();
+  server->Shutdown();
+}
+
+TEST_F(FleetSchedulingTest, RefusedTaskShowsRefusedWithTheReason) {
+  FakeAgentOptions options;
+  options.address = coordinator_->address();
+  options.agent_id = "strict";
+  options.on_task = OnTask::kRefuse;
+  options.refuse_reason = "backend llama-server is not in agent.yaml allow.backends";
+  FakeAgent agent(options);
+  ASSERT_TRUE(agent.Connect());
+  const v1::SubmitSeriesResponse submitted = Submit(Spec("refused", "all"));
+  ASSERT_TRUE(WaitForTask(submitted.series_id(), "strict", v1::TaskStatus::STATE_REFUSED));
+
+  std::string out;
+  ASSERT_EQ(Cli({"series", "show", submitted.series_id()}, &out), 0) << out;
+  EXPECT_NE(out.find("strict  REFUSED  1        0/0   0              backend llama-server is not "
+                     "in agent.yaml allow.backends\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST_F(FleetSchedulingTest, WatchEndsWithASummaryAndSaysWhetherEveryAgentSucceeded) {
+  FakeAgentOptions options;
+  options.address = coordinator_->address();
+  options.agent_id = "ok-1";
+  options.flag = "CACHE_HIT";
+  FakeAgent good(options);
+  ASSERT_TRUE(good.Connect());
+  const v1::SubmitSeriesResponse one = Submit(Spec("watch-ok", "{agents: [ok-1]}"));
+  std::string out;
+  ASSERT_EQ(Cli({"series", "watch", one.series_id()}, &out), 0) << out;
+  EXPECT_NE(out.find("ok-1  3/3  WARM call 3  tokens_per_second 53 tokens/s  SUCCEEDED\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(absl::StrCat("series ", one.series_id(), " DONE: 1 agent, 1 SUCCEEDED\n")),
+            std::string::npos)
+      << out;
+  // The records reached the scheduler after COMMIT (Scheduler::RunsStored): flags per task.
+  ASSERT_TRUE(good.WaitForStoredRuns(3, absl::Seconds(5)));
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        const v1::SeriesStatus status = Get(one.series_id());
+        const auto& flags = status.tasks(0).flag_counts();
+        return flags.count("CACHE_HIT") == 1 && flags.at("CACHE_HIT") == 3;
+      },
+      absl::Seconds(5)));
+
+  auto bad = Agent("no-1", {}, OnTask::kRefuse);
+  ASSERT_TRUE(bad->Connect());
+  const v1::SubmitSeriesResponse two = Submit(Spec("watch-mixed", "all"));
+  ASSERT_EQ(two.agent_ids_size(), 2);
+  EXPECT_EQ(Cli({"series", "watch", two.series_id()}, &out), 1) << out;
+  EXPECT_NE(out.find(absl::StrCat("series ", two.series_id(),
+                                  " DONE: 2 agents, 1 REFUSED, 1 SUCCEEDED\n"
+                                  "  no-1 REFUSED: backend not allowed\n")),
+            std::string::npos)
+      << out;
+}
+
+TEST_F(FleetSchedulingTest, InvalidatedRunsShowTheirReason) {
+  auto agent = Agent("inv", {});
+  ASSERT_TRUE(agent->Connect());
+  const v1::SubmitSeriesResponse submitted = Submit(Spec("to-invalidate", "all"));
+  ASSERT_TRUE(agent->WaitForStoredRuns(3, absl::Seconds(10)));
+  std::string out;
+  EXPECT_EQ(Cli({"runs", "invalidate", "--series", submitted.series_id()}, &out), 2) << out;
+  ASSERT_EQ(
+      Cli({"runs", "invalidate", "--series", submitted.series_id(), "--reason", "noisy neighbour"},
+          &out),
+      0)
+      << out;
+  EXPECT_EQ(out.substr(0, out.find('\n')), "3 runs invalidated: noisy neighbour") << out;
+  ASSERT_EQ(Cli({"runs", "--series", submitted.series_id()}, &out), 0) << out;
+  size_t shown = 0;
+  for (size_t at = 0; (at = out.find("INVALIDATED (noisy neighbour)", at)) != std::string::npos;
+       ++at) {
+    ++shown;
+  }
+  EXPECT_EQ(shown, 3u) << out;
+}
+
+TEST_F(FleetSchedulingTest, MalformedSpecNamesTheFieldAndLineAndStoresNothing) {
+  auto agent = Agent("any", {});
+  ASSERT_TRUE(agent->Connect());
+  const std::string bad = WriteFile("bad.yaml", absl::StrCat("series: bad\n"
+                                                             "task: t\n"
+                                                             "backend: llama-server\n"
+                                                             "targets:\n"
+                                                             "  labelz: [class=a100]\n"));
+  std::string out;
+  EXPECT_EQ(Cli({"series", "submit", bad}, &out), 2) << out;
+  EXPECT_NE(out.find(absl::StrCat("benchfleet: ", bad, ":5: field targets.labelz: unknown key")),
+            std::string::npos)
+      << out;
+  ASSERT_EQ(Cli({"series", "list"}, &out), 0) << out;
+  EXPECT_NE(out.find("\n0 series\n"), std::string::npos) << out;
+
+  const std::string good = WriteFile("good.yaml", Spec("dry", "all"));
+  ASSERT_EQ(Cli({"series", "submit", good, "--dry-run"}, &out), 0) << out;
+  EXPECT_EQ(out, "dry run: the series would go to 1 agent:\n  any\n");
+  ASSERT_EQ(Cli({"series", "list"}, &out), 0) << out;
+  EXPECT_NE(out.find("\n0 series\n"), std::string::npos) << out;
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(agent->assignments().size(), 0u);
+
+  ASSERT_EQ(Cli({"series", "submit", good}, &out), 0) << out;
+  EXPECT_NE(out.find(" submitted to 1 agent:\n  any\n"), std::string::npos) << out;
+}
+
+TEST_F(FleetSchedulingTest, SeriesSubmittedToOneCoordinatorReachesAgentsOfTheOtherWithinASecond) {
+  // The second one polls only once a minute: within a second, only its NOTIFY can wake it.
+  std::unique_ptr<CoordinatorServer> other = StartCoordinator(absl::Seconds(60));
+  ASSERT_NE(other, nullptr);
+  ASSERT_TRUE(PollUntil([&] { return other->listening_for_notify(); }, absl::Seconds(10)));
+  std::vector<std::unique_ptr<FakeAgent>> here, there;
+  for (int i = 0; i < 3; ++i) {
+    here.push_back(Agent(absl::StrCat("here-", i), {{"site", "here"}}, OnTask::kHold));
+    ASSERT_TRUE(here.back()->Connect());
+    there.push_back(
+        Agent(absl::StrCat("there-", i), {{"site", "there"}}, OnTask::kHold, other.get()));
+    ASSERT_TRUE(there.back()->Connect());
+  }
+  absl::SleepFor(absl::Milliseconds(200));  // the other's start-up tick is over
+  const absl::Time submitted_at = absl::Now();
+  const v1::SubmitSeriesResponse submitted = Submit(Spec("two-coordinators", "all"));
+  ASSERT_EQ(submitted.agent_ids_size(), 6);
+  for (auto& agent : there) {
+    ASSERT_TRUE(agent->WaitForAssignments(1, absl::Seconds(1) - (absl::Now() - submitted_at)))
+        << agent->agent_id() << " got nothing within 1 s of the submission";
+  }
+  for (auto& agent : here) ASSERT_TRUE(agent->WaitForAssignments(1, absl::Seconds(1)));
+  // Progress through either coordinator lands in the one series.
+  ASSERT_TRUE(WaitForTask(submitted.series_id(), "there-0", v1::TaskStatus::STATE_RUNNING));
+  ASSERT_TRUE(WaitForTask(submitted.series_id(), "here-0", v1::TaskStatus::STATE_RUNNING));
+  here.clear();
+  there.clear();
+  other->Shutdown();
+}
+
+}  // namespace
+}  // namespace benchfleet::testing

@@ -1,0 +1,391 @@
+// The task executor with a fake uplink (a recorder of TaskUpdates) and the runner's scripted
+// fake backend: accepted, progress after every run, finished; refusals (backend, binary,
+// spec, deadline) with their exact reasons; cancel between runs and before a start; duplicate
+// assignments never run twice, also after a restart; tasks run one at a time, in order.
+#include "agent/tasks/task_executor.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "agent/outbox/outbox.h"
+#include "common/proto_time.h"
+#include "common/series_folder.h"
+#include "tests/unit/agent/runner/fake_backend.h"
+#include "tests/unit/agent/temp_dir.h"
+
+namespace benchfleet::agent {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::FakeBackend;
+using testing::Ok;
+using testing::ScopedTempDir;
+
+constexpr char kAgentId[] = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
+constexpr char kConfig[] = "/etc/benchfleet/agent.yaml";
+// Three runs of one combination: cold 1, warm 1 and 2.
+constexpr char kSpec[] =
+    "series: s1\n"
+    "task: t1\n"
+    "backend: fake\n"
+    "runs:\n"
+    "  cold: 1\n"
+    "  warm: 2\n"
+    "matrix:\n"
+    "  mode: [gpu]\n";
+
+// The real filesystem with a simulated clock (which nothing here sleeps on: the specs have no
+// pause).
+class ClockEnv : public EnvWrapper {
+ public:
+  ClockEnv() : EnvWrapper(Env::Default()) {}
+  Clock& clock() override { return clock_; }
+
+ private:
+  SimulatedClock clock_;
+};
+
+// A Backend the executor owns that forwards to the test's FakeBackend, so the test scripts it
+// and reads its events.
+class ForwardingBackend : public Backend {
+ public:
+  explicit ForwardingBackend(FakeBackend* fake) : fake_(fake) {}
+  std::string name() const override { return fake_->name(); }
+  std::string throughput_metric() const override { return fake_->throughput_metric(); }
+  std::vector<std::string> matrix_axes() const override { return fake_->matrix_axes(); }
+  std::vector<std::string> default_axis_values(const std::string& axis) const override {
+    return fake_->default_axis_values(axis);
+  }
+  absl::Status CheckCombination(const Combination& c) const override { return fake_->CheckCombination(c); }
+  absl::StatusOr<std::unique_ptr<BackendSession>> Open(const Combination& c, std::string* log_tail) override {
+    return fake_->Open(c, log_tail);
+  }
+
+ private:
+  FakeBackend* fake_;
+};
+
+// One line per update: "accepted 3", "progress 1/3 failed 0 COLD 1: FIGURE", "refused: WHY",
+// "finished ok 3 0: MESSAGE" ("finished cancelled ...", "finished failed ...").
+std::string Brief(const v1::TaskUpdate& u) {
+  switch (u.body_case()) {
+    case v1::TaskUpdate::kAccepted:
+      return absl::StrCat(u.task_id(), " accepted ", u.accepted().runs_total());
+    case v1::TaskUpdate::kRefused:
+      return absl::StrCat(u.task_id(), " refused: ", u.refused().reason());
+    case v1::TaskUpdate::kProgress: {
+      const v1::TaskProgress& p = u.progress();
+      return absl::StrCat(u.task_id(), " progress ", p.runs_done(), "/", p.runs_total(), " failed ", p.runs_failed(),
+                          " ", p.phase(), " ", p.call_index(), ": ", p.last_figure());
+    }
+    case v1::TaskUpdate::kFinished: {
+      const v1::TaskFinished& f = u.finished();
+      return absl::StrCat(u.task_id(), " finished ", f.cancelled() ? "cancelled" : (f.ok() ? "ok" : "failed"), " ",
+                          f.runs_done(), " ", f.runs_failed(), ": ", f.message());
+    }
+    default:
+      return "empty";
+  }
+}
+
+class TaskExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AllowConfig allow;
+    allow.backends = {"fake", "llama-server"};
+    allow.executables = {"/opt/llama.cpp/bin/llama-server"};
+    allow.model_dirs = {"/srv/models"};
+    allow_ = std::make_unique<AllowList>(allow, kConfig);
+    auto outbox = Outbox::Open(Env::Default(), tmp_.path() + "/outbox");
+    ASSERT_TRUE(outbox.ok()) << outbox.status();
+    outbox_ = std::move(*outbox);
+    fake_.Script("gpu", {Ok(48.1), Ok(52.9), Ok(52.6), Ok(47.0), Ok(51.0), Ok(50.5)});
+  }
+
+  TaskExecutorOptions Options() {
+    TaskExecutorOptions options;
+    options.env = &env_;
+    options.allow = allow_.get();
+    options.agent_id = kAgentId;
+    options.conditions.set_hostname("gpu-01");
+    options.tasks_dir = tmp_.path() + "/tasks";
+    options.outbox = outbox_.get();
+    options.find_backend = [this](const std::string& name) -> absl::StatusOr<BackendFactory> {
+      if (name == "fake") {
+        return BackendFactory([this](const YAML::Node&, const BackendContext&) -> absl::StatusOr<std::unique_ptr<Backend>> {
+          return std::unique_ptr<Backend>(new ForwardingBackend(&fake_));
+        });
+      }
+      return FindBackend(name);
+    };
+    options.send_update = [this](const v1::TaskUpdate& update) {
+      std::function<void(const v1::TaskUpdate&)> hook;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        updates_.push_back(Brief(update));
+        raw_.push_back(update);
+        hook = hook_;
+        cv_.notify_all();
+      }
+      if (hook) hook(update);
+    };
+    return options;
+  }
+
+  void Start(TaskExecutorOptions options) {
+    executor_ = std::make_unique<TaskExecutor>(std::move(options));
+    ASSERT_TRUE(executor_->Start().ok());
+  }
+
+  static v1::TaskAssignment Assignment(const std::string& task_id, const std::string& spec, uint32_t attempt = 1) {
+    v1::TaskAssignment a;
+    a.set_task_id(task_id);
+    a.set_series_id("series-42");
+    a.set_attempt(attempt);
+    a.set_spec_yaml(spec);
+    return a;
+  }
+
+  // Waits (real time) until n updates arrived and the executor is idle; returns them.
+  std::vector<std::string> Updates(size_t n) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait_for(l, std::chrono::seconds(10), [&] { return updates_.size() >= n; });
+    l.unlock();
+    EXPECT_TRUE(executor_->WaitUntilIdle(absl::Seconds(10)));
+    l.lock();
+    return updates_;
+  }
+
+  std::vector<v1::RunRecord> OutboxRecords() {
+    std::vector<v1::RunRecord> records;
+    for (const PendingRecord& p : outbox_->Pending(1000, 1u << 30, 0)) {
+      v1::RunRecord r;
+      EXPECT_TRUE(r.ParseFromString(p.bytes));
+      records.push_back(r);
+    }
+    return records;
+  }
+
+  void SetHook(std::function<void(const v1::TaskUpdate&)> hook) {
+    std::lock_guard<std::mutex> l(mu_);
+    hook_ = std::move(hook);
+  }
+
+  ScopedTempDir tmp_;
+  ClockEnv env_;
+  std::unique_ptr<AllowList> allow_;
+  std::unique_ptr<Outbox> outbox_;
+  FakeBackend fake_{&env_};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> updates_;
+  std::vector<v1::TaskUpdate> raw_;
+  std::function<void(const v1::TaskUpdate&)> hook_;
+  std::thread stopper_;
+  std::unique_ptr<TaskExecutor> executor_;  // last: stopped before what it uses goes
+};
+
+TEST_F(TaskExecutorTest, AcceptedThenProgressAfterEveryRunThenFinished) {
+  Start(Options());
+  executor_->Assign(Assignment("task-1", kSpec));
+  EXPECT_THAT(Updates(5), ElementsAre("task-1 accepted 3",
+                                      "task-1 progress 1/3 failed 0 COLD 1: predicted_per_second 48.1 tokens/s",
+                                      "task-1 progress 2/3 failed 0 WARM 1: predicted_per_second 52.9 tokens/s",
+                                      "task-1 progress 3/3 failed 0 WARM 2: predicted_per_second 52.6 tokens/s",
+                                      "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED"));
+  const std::vector<v1::RunRecord> records = OutboxRecords();
+  ASSERT_EQ(records.size(), 3u);
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(records[i].task_id(), "task-1");
+    EXPECT_EQ(records[i].series_id(), "series-42");
+    EXPECT_EQ(records[i].agent_id(), kAgentId);
+    EXPECT_EQ(raw_[i + 1].progress().last_run_id(), records[i].run_id());
+  }
+  // The series folder is the agent's own: tasks/TASK/attempt-N/series.
+  EXPECT_TRUE(Env::Default()->FileExists(tmp_.path() + "/tasks/task-1/attempt-1/series/" + kRunsJsonlFile));
+  EXPECT_THAT(fake_.events(), ElementsAre("open gpu", ::testing::StartsWith("run gpu cold 1"),
+                                          ::testing::StartsWith("run gpu warm 1"),
+                                          ::testing::StartsWith("run gpu warm 2"), "close gpu"));
+}
+
+TEST_F(TaskExecutorTest, AFailedRunIsCountedAndShownAndTheTaskStillSucceeds) {
+  fake_.Script("gpu", {Ok(48.1), testing::Fail("HTTP 500 from /completion"), Ok(52.6)});
+  Start(Options());
+  executor_->Assign(Assignment("task-1", kSpec));
+  EXPECT_THAT(Updates(5), ElementsAre("task-1 accepted 3",
+                                      "task-1 progress 1/3 failed 0 COLD 1: predicted_per_second 48.1 tokens/s",
+                                      "task-1 progress 2/3 failed 1 WARM 1: FAILED: HTTP 500 from /completion",
+                                      "task-1 progress 3/3 failed 1 WARM 2: predicted_per_second 52.6 tokens/s",
+                                      "task-1 finished ok 3 1: 3 of 3 runs made, 1 FAILED"));
+}
+
+TEST_F(TaskExecutorTest, StoppingTheAgentEndsTheTaskAfterItsCurrentRun) {
+  Start(Options());
+  SetHook([this](const v1::TaskUpdate& u) {
+    if (u.has_progress() && u.progress().runs_done() == 1) {
+      SetHook({});
+      // Stop() joins the executor's thread, which is the one calling: stop from another.
+      stopper_ = std::thread([this] { executor_->Stop(); });
+    }
+  });
+  executor_->Assign(Assignment("task-1", kSpec));
+  const std::vector<std::string> updates = Updates(3);
+  stopper_.join();
+  EXPECT_THAT(updates, ElementsAre("task-1 accepted 3", ::testing::StartsWith("task-1 progress 1/3"),
+                                   "task-1 finished failed 1 0: the agent stopped during the task; 1 of 3 runs "
+                                   "made, 0 FAILED"));
+  EXPECT_THAT(fake_.events(), ElementsAre("open gpu", ::testing::StartsWith("run gpu cold 1"), "close gpu"));
+}
+
+TEST_F(TaskExecutorTest, RefusesABackendOutsideTheAllowList) {
+  Start(Options());
+  executor_->Assign(Assignment("task-1", "series: s1\ntask: t1\nbackend: comfyui\ncomfyui: {url: http://h:1}\n"));
+  EXPECT_THAT(Updates(1), ElementsAre("task-1 refused: backend comfyui is not in this agent's allow-list "
+                                      "(allow.backends in /etc/benchfleet/agent.yaml); allow.backends lists: fake, "
+                                      "llama-server"));
+  EXPECT_THAT(OutboxRecords(), IsEmpty());
+  EXPECT_THAT(fake_.events(), IsEmpty());
+}
+
+TEST_F(TaskExecutorTest, RefusesABinaryOutsideTheAllowList) {
+  Start(Options());
+  executor_->Assign(Assignment("task-1",
+                               "series: s1\ntask: t1\nbackend: llama-server\n"
+                               "llama-server:\n"
+                               "  binary: /bin/sh\n"
+                               "  model: /srv/models/m.gguf\n"
+                               "  modes: {gpu: [-ngl, 99]}\n"));
+  EXPECT_THAT(Updates(1), ElementsAre("task-1 refused: task task-1: executable /bin/sh is not in this agent's "
+                                      "allow-list (allow.executables in /etc/benchfleet/agent.yaml); "
+                                      "allow.executables lists: /opt/llama.cpp/bin/llama-server"));
+}
+
+TEST_F(TaskExecutorTest, RefusesABadSpecNamingItsLine) {
+  Start(Options());
+  executor_->Assign(Assignment("task-1", "series: s1\ntask: t1\nbackend: fake\nruns:\n  wram: 3\n"));
+  const std::vector<std::string> updates = Updates(1);
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0],
+            "task-1 refused: task task-1:5: unknown key 'runs.wram' (known keys: validation, cold, warm, repetitions, "
+            "pause_between_runs, throughput_drop_threshold)");
+}
+
+TEST_F(TaskExecutorTest, RefusesATaskThatArrivesAfterItsDeadline) {
+  Start(Options());
+  v1::TaskAssignment a = Assignment("task-1", kSpec);
+  SetTimestamp(env_.clock().Now() - absl::Hours(1), a.mutable_deadline());
+  executor_->Assign(a);
+  EXPECT_THAT(Updates(1), ElementsAre("task-1 refused: the task's deadline 2025-12-31T23:00:00Z had passed when "
+                                      "it arrived (at 2026-01-01T00:00:00Z)"));
+  EXPECT_THAT(fake_.events(), IsEmpty());
+}
+
+TEST_F(TaskExecutorTest, RefusesATaskIdThatIsNoFolderName) {
+  Start(Options());
+  executor_->Assign(Assignment("../etc", kSpec));
+  EXPECT_THAT(Updates(1), ElementsAre("../etc refused: task id '../etc' is not 1 to 128 letters, digits, '.', '_' "
+                                      "or '-' (not starting with '.')"));
+}
+
+TEST_F(TaskExecutorTest, CancelStopsBetweenRuns) {
+  Start(Options());
+  SetHook([this](const v1::TaskUpdate& u) {
+    if (u.has_progress() && u.progress().runs_done() == 1) {
+      v1::TaskCancel cancel;
+      cancel.set_task_id("task-1");
+      cancel.set_reason("operator");
+      executor_->Cancel(cancel);
+    }
+  });
+  executor_->Assign(Assignment("task-1", kSpec));
+  EXPECT_THAT(Updates(3), ElementsAre("task-1 accepted 3",
+                                      "task-1 progress 1/3 failed 0 COLD 1: predicted_per_second 48.1 tokens/s",
+                                      "task-1 finished cancelled 1 0: cancelled: operator; 1 of 3 runs made, 0 FAILED"));
+  EXPECT_THAT(fake_.events(), ElementsAre("open gpu", ::testing::StartsWith("run gpu cold 1"), "close gpu"));
+  EXPECT_EQ(OutboxRecords().size(), 1u);
+}
+
+TEST_F(TaskExecutorTest, TasksRunOneAtATimeInOrderAndAQueuedOneCanBeCancelled) {
+  Start(Options());
+  SetHook([this](const v1::TaskUpdate& u) {
+    if (u.task_id() == "task-1" && u.has_accepted()) {
+      // Both arrive while task-1 runs: task-2 waits, task-3 is cancelled before it starts.
+      executor_->Assign(Assignment("task-2", kSpec));
+      executor_->Assign(Assignment("task-3", kSpec));
+      v1::TaskCancel cancel;
+      cancel.set_task_id("task-3");
+      executor_->Cancel(cancel);
+    }
+  });
+  executor_->Assign(Assignment("task-1", kSpec));
+  const std::vector<std::string> updates = Updates(11);
+  EXPECT_THAT(updates, ::testing::ElementsAreArray(std::vector<::testing::Matcher<std::string>>{
+                           "task-1 accepted 3", "task-3 finished cancelled 0 0: cancelled before it started",
+                                   ::testing::StartsWith("task-1 progress 1/3"),
+                                   ::testing::StartsWith("task-1 progress 2/3"),
+                                   ::testing::StartsWith("task-1 progress 3/3"),
+                                   ::testing::StartsWith("task-1 finished ok 3 0"), "task-2 accepted 3",
+                                   "task-2 progress 1/3 failed 0 COLD 1: predicted_per_second 47.0 tokens/s",
+                                   ::testing::StartsWith("task-2 progress 2/3"),
+                                   ::testing::StartsWith("task-2 progress 3/3"),
+                                   ::testing::StartsWith("task-2 finished ok 3 0")}));
+}
+
+TEST_F(TaskExecutorTest, ADuplicateAssignmentIsNotRunTwice) {
+  Start(Options());
+  SetHook([this](const v1::TaskUpdate& u) {
+    // Re-sent while running (a reconnect mid-task): its latest progress comes again.
+    if (u.has_progress() && u.progress().runs_done() == 2) {
+      SetHook({});
+      executor_->Assign(Assignment("task-1", kSpec));
+    }
+  });
+  executor_->Assign(Assignment("task-1", kSpec));
+  Updates(6);
+  // Re-sent after its end: its finished update comes again.
+  executor_->Assign(Assignment("task-1", kSpec));
+  EXPECT_THAT(Updates(7), ElementsAre("task-1 accepted 3", ::testing::StartsWith("task-1 progress 1/3"),
+                                      "task-1 progress 2/3 failed 0 WARM 1: predicted_per_second 52.9 tokens/s",
+                                      "task-1 progress 2/3 failed 0 WARM 1: predicted_per_second 52.9 tokens/s",
+                                      ::testing::StartsWith("task-1 progress 3/3"),
+                                      "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED",
+                                      "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED"));
+  EXPECT_EQ(OutboxRecords().size(), 3u);
+  EXPECT_EQ(std::count(fake_.events().begin(), fake_.events().end(), "open gpu"), 1);
+}
+
+TEST_F(TaskExecutorTest, AnEndedTaskIsNotRunAgainAfterARestart) {
+  Start(Options());
+  executor_->Assign(Assignment("task-1", kSpec));
+  Updates(5);
+  executor_.reset();
+  Start(Options());  // the agent restarted: same state directory
+  executor_->Assign(Assignment("task-1", kSpec));
+  const std::vector<std::string> updates = Updates(6);
+  ASSERT_EQ(updates.size(), 6u);
+  EXPECT_EQ(updates[5], "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED");
+  EXPECT_EQ(std::count(fake_.events().begin(), fake_.events().end(), "open gpu"), 1);
+  // A new attempt runs again, in a folder of its own.
+  executor_->Assign(Assignment("task-1", kSpec, 2));
+  EXPECT_EQ(Updates(11).back(), "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED");
+  EXPECT_EQ(std::count(fake_.events().begin(), fake_.events().end(), "open gpu"), 2);
+  EXPECT_TRUE(Env::Default()->FileExists(tmp_.path() + "/tasks/task-1/attempt-2/series/" + kRunsJsonlFile));
+}
+
+TEST_F(TaskExecutorTest, CancelOfAnUnknownTaskIsAnswered) {
+  Start(Options());
+  v1::TaskCancel cancel;
+  cancel.set_task_id("task-9");
+  executor_->Cancel(cancel);
+  EXPECT_THAT(Updates(1), ElementsAre("task-9 finished cancelled 0 0: cancelled: task task-9 is not known to this "
+                                      "agent; nothing ran"));
+}
+
+}  // namespace
+}  // namespace benchfleet::agent

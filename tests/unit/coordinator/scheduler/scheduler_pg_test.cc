@@ -1,0 +1,600 @@
+// The Scheduler on PgFleetStore against a real PostgreSQL (a fresh database per test), driven by a
+// SimulatedClock and explicit Tick() calls (no sleeps) and a fake TaskSink per agent: fan-out by
+// labels, offline agents, leases (LOST, retry), deadlines, cancel, refused, finished, schedules
+// with two coordinators (one series per slot; missed slots fire once), invalidation shown as a
+// flag, regressions, and malformed specs stored nowhere.
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "common/conditions_fingerprint.h"
+#include "common/hashing.h"
+#include "coordinator/scheduler/scheduler.h"
+#include "coordinator/store/fleet_store.h"
+#include "coordinator/store/migrator.h"
+#include "coordinator/store/pg_fleet_store.h"
+#include "coordinator/store/pg_notify_listener.h"
+#include "coordinator/store/pg_run_store.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/pg_test_db.h"
+#include "tests/unit/coordinator/test_records.h"
+
+namespace benchfleet::coordinator {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class FakeSink : public TaskSink {
+ public:
+  bool SendAssignment(const v1::TaskAssignment& assignment) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!alive_) return false;
+    assignments_.push_back(assignment);
+    return true;
+  }
+  bool SendCancel(const v1::TaskCancel& cancel) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!alive_) return false;
+    cancels_.push_back(cancel);
+    return true;
+  }
+  std::vector<v1::TaskAssignment> assignments() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return assignments_;
+  }
+  std::vector<v1::TaskCancel> cancels() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cancels_;
+  }
+
+ private:
+  std::mutex mu_;
+  bool alive_ = true;
+  std::vector<v1::TaskAssignment> assignments_;
+  std::vector<v1::TaskCancel> cancels_;
+};
+
+std::string Spec(const std::string& fleet_keys) {
+  return absl::StrCat("series: nightly\ntask: chat-7b\nbackend: llama-server\nruns:\n  cold: 1\n  warm: 2\n",
+                      fleet_keys);
+}
+
+class SchedulerPgTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!db_.available()) GTEST_SKIP() << "BENCHFLEET_TEST_DATABASE_URL is not set";
+    ASSERT_TRUE(Migrate(db_.url()).ok());
+    runs_ = NewPgRunStore({db_.url()});
+    store_ = NewPgFleetStore({db_.url()});
+    scheduler_ = NewScheduler("c1");
+  }
+
+  std::unique_ptr<Scheduler> NewScheduler(const std::string& name) {
+    SchedulerOptions options;
+    options.clock = &clock_;
+    options.coordinator_id = name;
+    return std::make_unique<Scheduler>(store_.get(), options);
+  }
+
+  void AddMachine(const std::string& agent_id, const std::map<std::string, std::string>& labels) {
+    MachineUpdate update;
+    update.agent_id = agent_id;
+    update.agent_version = "0.1.0";
+    update.conditions = testing::MakeConditions(agent_id + ".local", labels);
+    update.conditions.set_fingerprint(ConditionsFingerprint(update.conditions));
+    update.seen = clock_.Now();
+    ASSERT_TRUE(runs_->UpsertMachine(update).ok());
+  }
+
+  std::shared_ptr<FakeSink> Connect(const std::string& agent_id) {
+    auto sink = std::make_shared<FakeSink>();
+    scheduler_->AgentConnected(agent_id, sink);
+    return sink;
+  }
+
+  std::string Submit(const std::string& spec) {
+    v1::SubmitSeriesRequest request;
+    request.set_spec_yaml(spec);
+    request.set_source_name("s.yaml");
+    absl::StatusOr<v1::SubmitSeriesResponse> response = scheduler_->Submit(request);
+    EXPECT_TRUE(response.ok()) << response.status();
+    return response.ok() ? response->series_id() : "";
+  }
+
+  v1::SeriesStatus Series(const std::string& id) {
+    absl::StatusOr<v1::SeriesStatus> s = scheduler_->GetSeries(id);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? *s : v1::SeriesStatus();
+  }
+
+  void Update(const std::string& agent, const std::string& task_id,
+              const std::function<void(v1::TaskUpdate*)>& fill) {
+    v1::TaskUpdate u;
+    u.set_task_id(task_id);
+    fill(&u);
+    scheduler_->TaskUpdated(agent, u);
+  }
+
+  void StoreRecords(const std::vector<v1::RunRecord>& records) {
+    PreparedRuns prepared;
+    for (const auto& r : records) ASSERT_TRUE(runs_->PrepareRun(r, &prepared).ok());
+    std::vector<const PreparedRuns*> groups = {&prepared};
+    ASSERT_TRUE(runs_->StoreRuns(groups).ok());
+  }
+
+  testing::PgTestDb db_;
+  SimulatedClock clock_;  // 2026-01-01T00:00:00Z
+  std::unique_ptr<RunStore> runs_;
+  std::unique_ptr<FleetStore> store_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SchedulerPgTest, FansOutToTheFiftyAgentsWhoseLabelsMatchOnly) {
+  std::map<std::string, std::shared_ptr<FakeSink>> sinks;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 50; ++i) {
+    const std::string id = absl::StrCat("agent-", i < 10 ? "0" : "", i);
+    const std::string klass = i % 5 == 0 ? "a100" : (i % 5 == 1 ? "m1pro" : "c5");
+    const std::string accelerator = i % 2 == 0 ? "nvidia" : "amd";
+    AddMachine(id, {{"class", klass}, {"accelerator", accelerator}});
+    if (klass != "m1pro" && klass != "c5") expected.push_back(id);
+    sinks[id] = Connect(id);
+  }
+  // a100 machines are i % 5 == 0: with accelerator nvidia or amd both allowed, 10 machines.
+  v1::SubmitSeriesRequest request;
+  request.set_spec_yaml(
+      Spec("targets:\n  labels: [\"accelerator in (nvidia, amd)\", \"class!=m1pro\", \"class=a100\"]\n"));
+  request.set_source_name("s.yaml");
+  absl::StatusOr<v1::SubmitSeriesResponse> response = scheduler_->Submit(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(std::vector<std::string>(response->agent_ids().begin(), response->agent_ids().end()), expected);
+  ASSERT_EQ(expected.size(), 10u);
+  for (const auto& [id, sink] : sinks) {
+    const bool matches = std::find(expected.begin(), expected.end(), id) != expected.end();
+    const auto sent = sink->assignments();
+    ASSERT_EQ(sent.size(), matches ? 1u : 0u) << id;
+    if (matches) {
+      EXPECT_EQ(sent[0].series_id(), response->series_id());
+      EXPECT_EQ(sent[0].attempt(), 1u);
+      EXPECT_EQ(sent[0].spec_yaml(), request.spec_yaml());
+    }
+  }
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM tasks WHERE state = 'RUNNING' AND coordinator_id = 'c1'"), "10");
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM tasks"), "10");
+  const v1::SeriesStatus s = Series(response->series_id());
+  EXPECT_EQ(s.state(), v1::SeriesStatus::STATE_ACTIVE);
+  EXPECT_EQ(s.name(), "nightly");
+  ASSERT_EQ(s.tasks_size(), 10);
+  EXPECT_EQ(s.tasks(0).agent_id(), "agent-00");
+
+  // A dry run only says which agents would get it.
+  request.set_dry_run(true);
+  response = scheduler_->Submit(request);
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->series_id(), "");
+  EXPECT_EQ(response->agent_ids_size(), 10);
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series"), "1");
+}
+
+TEST_F(SchedulerPgTest, AnOfflineAgentGetsItsTaskWhenItConnects) {
+  AddMachine("a", {{"class", "a100"}});
+  const std::string id = Submit(Spec("targets: all\n"));
+  EXPECT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_PENDING);
+  scheduler_->Tick();
+  EXPECT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_PENDING);
+  auto sink = Connect("a");
+  ASSERT_EQ(sink->assignments().size(), 1u);
+  EXPECT_EQ(sink->assignments()[0].task_id(), Series(id).tasks(0).task_id());
+  EXPECT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_RUNNING);
+  // Sent once: a later Tick does not send it again (a reconnect does: see below).
+  scheduler_->Tick();
+  EXPECT_EQ(sink->assignments().size(), 1u);
+}
+
+TEST_F(SchedulerPgTest, AReconnectingAgentGetsItsRunningTaskAgainOnItsNewStream) {
+  AddMachine("a", {});
+  auto old_stream = Connect("a");
+  const std::string id = Submit(Spec("targets: all\n"));
+  ASSERT_EQ(old_stream->assignments().size(), 1u);  // sent on a stream that may already be dead
+  auto new_stream = Connect("a");
+  ASSERT_EQ(new_stream->assignments().size(), 1u);
+  EXPECT_EQ(new_stream->assignments()[0].task_id(), Series(id).tasks(0).task_id());
+  EXPECT_EQ(new_stream->assignments()[0].attempt(), 1u);
+  EXPECT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_RUNNING);
+}
+
+TEST_F(SchedulerPgTest, AnExpiredLeaseEndsTheTaskLost) {
+  AddMachine("a", {});
+  auto sink = Connect("a");
+  const std::string id = Submit(Spec("targets: all\n"));
+  const std::string task = Series(id).tasks(0).task_id();
+  Update("a", task, [](v1::TaskUpdate* u) { u->mutable_accepted()->set_runs_total(3); });
+  clock_.Advance(absl::Seconds(29));
+  scheduler_->Heartbeat("a");  // lease now ends at 00:00:59
+  clock_.Advance(absl::Seconds(29));
+  scheduler_->Tick();
+  EXPECT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_RUNNING);
+  clock_.Advance(absl::Seconds(2));
+  scheduler_->Tick();
+  const v1::SeriesStatus s = Series(id);
+  EXPECT_EQ(s.tasks(0).state(), v1::TaskStatus::STATE_LOST);
+  EXPECT_EQ(s.tasks(0).message(), "lease expired at 2026-01-01T00:00:59Z: the agent stopped sending heartbeats");
+  EXPECT_EQ(s.state(), v1::SeriesStatus::STATE_DONE);
+  EXPECT_FALSE(s.all_succeeded());
+}
+
+TEST_F(SchedulerPgTest, AnExpiredLeaseWithARetryLeftIsSentAgainAsAttemptTwo) {
+  AddMachine("a", {});
+  auto sink = Connect("a");
+  const std::string id = Submit(Spec("targets: all\nretry: {max_attempts: 2}\n"));
+  clock_.Advance(absl::Seconds(30));
+  scheduler_->Tick();
+  // Back to PENDING with attempt 2, and re-sent at once since the agent's stream is open here.
+  ASSERT_EQ(sink->assignments().size(), 2u);
+  EXPECT_EQ(sink->assignments()[1].attempt(), 2u);
+  EXPECT_EQ(sink->assignments()[1].task_id(), sink->assignments()[0].task_id());
+  v1::SeriesStatus s = Series(id);
+  EXPECT_EQ(s.tasks(0).state(), v1::TaskStatus::STATE_RUNNING);
+  EXPECT_EQ(s.tasks(0).attempt(), 2u);
+  clock_.Advance(absl::Seconds(30));
+  scheduler_->Tick();
+  s = Series(id);
+  EXPECT_EQ(s.tasks(0).state(), v1::TaskStatus::STATE_LOST);
+  EXPECT_EQ(s.tasks(0).attempt(), 2u);
+  EXPECT_EQ(sink->assignments().size(), 2u);
+}
+
+TEST_F(SchedulerPgTest, APendingTaskPastTheDeadlineExpires) {
+  AddMachine("a", {});
+  const std::string id = Submit(Spec("targets: all\ndeadline: 1h\n"));
+  EXPECT_EQ(Series(id).deadline().seconds(), 1767225600 + 3600);
+  clock_.Advance(absl::Minutes(59));
+  scheduler_->Tick();
+  EXPECT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_PENDING);
+  clock_.Advance(absl::Minutes(1));
+  scheduler_->Tick();
+  const v1::SeriesStatus s = Series(id);
+  EXPECT_EQ(s.tasks(0).state(), v1::TaskStatus::STATE_EXPIRED);
+  EXPECT_EQ(s.tasks(0).message(),
+            "the series' deadline 2026-01-01T01:00:00Z passed before the agent got the task");
+  EXPECT_EQ(s.state(), v1::SeriesStatus::STATE_DONE);
+  auto sink = Connect("a");
+  EXPECT_EQ(sink->assignments().size(), 0u);
+
+  // An RFC 3339 deadline is taken as it is, and travels with the assignment.
+  const std::string at = Submit(Spec("targets: all\ndeadline: 2026-01-01T02:00:00Z\n"));
+  EXPECT_EQ(Series(at).deadline().seconds(), 1767225600 + 7200);
+  ASSERT_EQ(sink->assignments().size(), 1u);
+  EXPECT_EQ(sink->assignments()[0].deadline().seconds(), 1767225600 + 7200);
+}
+
+TEST_F(SchedulerPgTest, CancelEndsEveryOpenTaskAndTellsConnectedAgents) {
+  AddMachine("a", {});
+  AddMachine("b", {});
+  auto sink = Connect("a");
+  const std::string id = Submit(Spec("targets: all\n"));
+  absl::StatusOr<v1::SeriesStatus> s = scheduler_->Cancel(id);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->state(), v1::SeriesStatus::STATE_CANCELLED);
+  ASSERT_EQ(s->tasks_size(), 2);
+  EXPECT_EQ(s->tasks(0).state(), v1::TaskStatus::STATE_CANCELLED);
+  EXPECT_EQ(s->tasks(1).state(), v1::TaskStatus::STATE_CANCELLED);
+  EXPECT_EQ(s->tasks(1).message(), "cancelled by an operator");
+  ASSERT_EQ(sink->cancels().size(), 1u);
+  EXPECT_EQ(sink->cancels()[0].task_id(), s->tasks(0).task_id());
+  // The agent's answer changes nothing; b connecting later gets nothing.
+  Update("a", s->tasks(0).task_id(), [](v1::TaskUpdate* u) { u->mutable_finished()->set_cancelled(true); });
+  EXPECT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_CANCELLED);
+  EXPECT_EQ(Connect("b")->assignments().size(), 0u);
+  EXPECT_EQ(scheduler_->Cancel(NewUuid()).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(scheduler_->Cancel("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(SchedulerPgTest, ACancelReachesAnAgentConnectedToTheOtherCoordinator) {
+  AddMachine("a", {});
+  std::unique_ptr<Scheduler> other = NewScheduler("c2");
+  auto sink = std::make_shared<FakeSink>();
+  other->AgentConnected("a", sink);
+  const std::string id = Submit(Spec("targets: all\n"));  // on c1, which does not hold a's stream
+  EXPECT_EQ(sink->assignments().size(), 0u);
+  other->Tick();
+  ASSERT_EQ(sink->assignments().size(), 1u);
+  EXPECT_EQ(db_.QueryValue("SELECT coordinator_id FROM tasks"), "c2");
+  ASSERT_TRUE(scheduler_->Cancel(id).ok());
+  EXPECT_EQ(sink->cancels().size(), 0u);
+  other->Tick();
+  ASSERT_EQ(sink->cancels().size(), 1u);
+  EXPECT_EQ(sink->cancels()[0].task_id(), sink->assignments()[0].task_id());
+  other->Tick();
+  EXPECT_EQ(sink->cancels().size(), 1u);
+}
+
+TEST_F(SchedulerPgTest, TwoCoordinatorsTickingTogetherTakeEachTaskOnce) {
+  std::unique_ptr<Scheduler> other = NewScheduler("c2");
+  std::vector<std::shared_ptr<FakeSink>> here, there;
+  for (int i = 0; i < 20; ++i) {
+    const std::string id = absl::StrCat("agent-", i);
+    AddMachine(id, {});
+  }
+  Submit(Spec("targets: all\n"));  // nobody connected yet: 20 PENDING tasks
+  for (int i = 0; i < 20; ++i) {
+    // As if each agent's stream were open to both (a reconnect racing the old stream's end).
+    here.push_back(std::make_shared<FakeSink>());
+    there.push_back(std::make_shared<FakeSink>());
+  }
+  std::thread a([&] {
+    for (int i = 0; i < 20; ++i) scheduler_->AgentConnected(absl::StrCat("agent-", i), here[i]);
+  });
+  std::thread b([&] {
+    for (int i = 19; i >= 0; --i) other->AgentConnected(absl::StrCat("agent-", i), there[i]);
+  });
+  a.join();
+  b.join();
+  scheduler_->Tick();
+  other->Tick();
+  // Each task is taken once (attempt 1, RUNNING once). A connect that comes after the other
+  // coordinator took it sends the same task again, as on any reconnect: the agent runs a task id
+  // once and answers a repeat with its latest update.
+  for (int i = 0; i < 20; ++i) {
+    std::set<std::string> ids;
+    for (FakeSink* sink : {here[i].get(), there[i].get()}) {
+      for (const auto& a : sink->assignments()) {
+        ids.insert(a.task_id());
+        EXPECT_EQ(a.attempt(), 1u) << i;
+      }
+    }
+    EXPECT_EQ(ids.size(), 1u) << i;
+  }
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM tasks WHERE state = 'RUNNING'"), "20");
+}
+
+TEST_F(SchedulerPgTest, ARefusalIsRecordedWithTheAgentsReason) {
+  AddMachine("a", {});
+  Connect("a");
+  const std::string id = Submit(Spec("targets: all\n"));
+  Update("a", Series(id).tasks(0).task_id(), [](v1::TaskUpdate* u) {
+    u->mutable_refused()->set_reason("backend llama-server is not in the allow-list of agent.yaml");
+  });
+  const v1::SeriesStatus s = Series(id);
+  EXPECT_EQ(s.tasks(0).state(), v1::TaskStatus::STATE_REFUSED);
+  EXPECT_EQ(s.tasks(0).message(), "backend llama-server is not in the allow-list of agent.yaml");
+  EXPECT_EQ(s.state(), v1::SeriesStatus::STATE_DONE);
+}
+
+TEST_F(SchedulerPgTest, ProgressThenFinishedSucceedsAndOtherAgentsUpdatesAreIgnored) {
+  AddMachine("a", {});
+  AddMachine("b", {});
+  Connect("a");
+  Connect("b");
+  const std::string id = Submit(Spec("targets: all\n"));
+  const std::string task_a = Series(id).tasks(0).task_id();
+  const std::string task_b = Series(id).tasks(1).task_id();
+  Update("a", task_a, [](v1::TaskUpdate* u) { u->mutable_accepted()->set_runs_total(3); });
+  Update("a", task_a, [](v1::TaskUpdate* u) {
+    auto* p = u->mutable_progress();
+    p->set_runs_done(2);
+    p->set_runs_total(3);
+    p->set_phase("WARM");
+    p->set_call_index(1);
+    p->set_last_figure("predicted_per_second 52.9 tokens/s");
+  });
+  Update("b", task_a, [](v1::TaskUpdate* u) { u->mutable_refused()->set_reason("not mine"); });
+  v1::SeriesStatus s = Series(id);
+  EXPECT_EQ(s.tasks(0).state(), v1::TaskStatus::STATE_RUNNING);
+  EXPECT_EQ(s.tasks(0).runs_done(), 2u);
+  EXPECT_EQ(s.tasks(0).runs_total(), 3u);
+  EXPECT_EQ(s.tasks(0).phase(), "WARM");
+  EXPECT_EQ(s.tasks(0).last_figure(), "predicted_per_second 52.9 tokens/s");
+  Update("a", task_a, [](v1::TaskUpdate* u) {
+    u->mutable_finished()->set_ok(true);
+    u->mutable_finished()->set_runs_done(3);
+    u->mutable_finished()->set_runs_failed(1);
+  });
+  Update("b", task_b, [](v1::TaskUpdate* u) {
+    u->mutable_finished()->set_ok(false);
+    u->mutable_finished()->set_message("llama-server exited with code 1");
+  });
+  s = Series(id);
+  EXPECT_EQ(s.tasks(0).state(), v1::TaskStatus::STATE_SUCCEEDED);
+  EXPECT_EQ(s.tasks(0).runs_failed(), 1u);
+  EXPECT_EQ(s.tasks(1).state(), v1::TaskStatus::STATE_FAILED);
+  EXPECT_EQ(s.tasks(1).message(), "llama-server exited with code 1");
+  EXPECT_EQ(s.state(), v1::SeriesStatus::STATE_DONE);
+  EXPECT_FALSE(s.all_succeeded());
+}
+
+TEST_F(SchedulerPgTest, WaitForChangeReturnsAtOnceAfterAChange) {
+  AddMachine("a", {});
+  const uint64_t v0 = scheduler_->WaitForChange(0, absl::ZeroDuration());
+  Submit(Spec("targets: all\n"));
+  EXPECT_GT(scheduler_->WaitForChange(v0, absl::Seconds(5)), v0);
+}
+
+TEST_F(SchedulerPgTest, TwoCoordinatorsFireEachSlotOnceAndMissedSlotsOnce) {
+  AddMachine("a", {});
+  std::unique_ptr<Scheduler> other = NewScheduler("c2");
+  v1::AddScheduleRequest add;
+  add.set_cron("0 3 * * *");
+  add.set_spec_yaml(Spec("targets: all\n"));
+  add.set_source_name("s.yaml");
+  absl::StatusOr<v1::Schedule> schedule = scheduler_->AddSchedule(add);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_EQ(schedule->next_fire_time().seconds(), 1767225600 + 3 * 3600);
+  scheduler_->Tick();
+  other->Tick();
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series"), "0");
+
+  clock_.Advance(absl::Hours(3));
+  scheduler_->Tick();
+  other->Tick();
+  scheduler_->Tick();
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series"), "1");
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series WHERE schedule_id IS NOT NULL AND "
+                           "slot_time = '2026-01-01 03:00:00+00'"),
+            "1");
+
+  // Every coordinator was down over three slots: only the latest fires, once.
+  clock_.Advance(absl::Hours(24 * 3) + absl::Minutes(30));
+  other->Tick();
+  scheduler_->Tick();
+  other->Tick();
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series"), "2");
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series WHERE slot_time = '2026-01-04 03:00:00+00'"), "1");
+  absl::StatusOr<std::vector<v1::Schedule>> listed = other->ListSchedules();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].last_fire_time().seconds(), 1767225600 + 3 * 86400 + 3 * 3600);
+  EXPECT_EQ((*listed)[0].next_fire_time().seconds(), 1767225600 + 4 * 86400 + 3 * 3600);
+  EXPECT_EQ((*listed)[0].last_series_id(),
+            db_.QueryValue("SELECT id FROM series WHERE slot_time = '2026-01-04 03:00:00+00'"));
+
+  ASSERT_TRUE(other->RemoveSchedule(schedule->schedule_id()).ok());
+  EXPECT_EQ(scheduler_->RemoveSchedule(schedule->schedule_id()).code(), absl::StatusCode::kNotFound);
+  clock_.Advance(absl::Hours(24));
+  scheduler_->Tick();
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series"), "2");
+
+  add.set_cron("0 3 * * *");
+  add.set_spec_yaml(Spec("targets: everything\n"));
+  EXPECT_EQ(scheduler_->AddSchedule(add).status(),
+            absl::InvalidArgumentError(
+                "s.yaml:7: field targets: must be `all` or a map with agents and/or labels (got 'everything')"));
+  add.set_cron("0 3 * *");
+  EXPECT_EQ(scheduler_->AddSchedule(add).status().message(),
+            "cron '0 3 * *': expected 5 fields (minute hour day-of-month month day-of-week, UTC), got 4");
+}
+
+TEST_F(SchedulerPgTest, AnInvalidatedRunShowsAsAFlagInListRuns) {
+  v1::RunRecord run = testing::MakeRecord(1);
+  StoreRecords({run});
+  v1::InvalidateRunsRequest request;
+  request.add_run_ids(run.run_id());
+  request.set_reason("noisy neighbour on the host");
+  absl::StatusOr<std::vector<std::string>> ids = scheduler_->InvalidateRuns(request);
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(*ids, ElementsAre(run.run_id()));
+  absl::StatusOr<RunPage> page = runs_->ListRuns(RunQuery{});
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->runs.size(), 1u);
+  ASSERT_EQ(page->runs[0].flags_size(), 1);
+  EXPECT_EQ(page->runs[0].flags(0).code(), "INVALIDATED");
+  EXPECT_EQ(page->runs[0].flags(0).reason(), "noisy neighbour on the host");
+
+  const std::string unknown = NewUuid();
+  request.add_run_ids(unknown);
+  EXPECT_EQ(scheduler_->InvalidateRuns(request).status(), absl::NotFoundError("no run " + unknown));
+  request.clear_reason();
+  EXPECT_EQ(scheduler_->InvalidateRuns(request).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::InvalidateRunsRequest by_series;
+  by_series.set_series_id("series-1");
+  by_series.set_reason("bad cable");
+  ids = scheduler_->InvalidateRuns(by_series);
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(*ids, ElementsAre(run.run_id()));
+  by_series.set_series_id(NewUuid());
+  EXPECT_EQ(scheduler_->InvalidateRuns(by_series).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(SchedulerPgTest, AMalformedSpecIsRejectedNamingFieldAndLineAndNothingIsStored) {
+  AddMachine("a", {});
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {Spec("targets:\n  labels: [\"class in a100\"]\n"),
+       "s.yaml:8: field targets.labels[0]: cannot read 'class in a100': the values of in / notin go in "
+       "parentheses (write key=value, key!=value, key in (a, b), key notin (a, b), key or !key)"},
+      {Spec("targets: all\nretry: {max_attempts: 0}\n"),
+       "s.yaml:8: field retry.max_attempts: must be a whole number from 1 to 100 (1: no retry)"},
+      {Spec("targets: all\ndeadline: soon\n"),
+       "s.yaml:8: field deadline: must be a duration after submission (2h, 90m) or an RFC 3339 time "
+       "(2026-01-02T03:00:00Z), got 'soon'"},
+      {Spec(""), "s.yaml:1: field targets: missing: say which agents run the series (`all`, or a map with "
+                 "agents and/or labels)"},
+  };
+  for (const auto& [spec, message] : cases) {
+    v1::SubmitSeriesRequest request;
+    request.set_spec_yaml(spec);
+    request.set_source_name("s.yaml");
+    EXPECT_EQ(scheduler_->Submit(request).status(), absl::InvalidArgumentError(message));
+  }
+  v1::SubmitSeriesRequest request;
+  request.set_spec_yaml(Spec("targets:\n  labels: [class=a100]\n"));
+  EXPECT_EQ(scheduler_->Submit(request).status(),
+            absl::FailedPreconditionError("no agent matches targets labels [class=a100] (1 agents known)"));
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series"), "0");
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM tasks"), "0");
+}
+
+TEST_F(SchedulerPgTest, ARunOfAScheduledSeriesIsCheckedAgainstItsBaseline) {
+  AddMachine(testing::kAgentId, {});
+  v1::AddScheduleRequest add;
+  add.set_cron("0 * * * *");
+  add.set_spec_yaml(Spec("targets: all\n"));
+  ASSERT_TRUE(scheduler_->AddSchedule(add).ok());
+  clock_.Advance(absl::Hours(1));
+  scheduler_->Tick();
+  absl::StatusOr<std::vector<v1::SeriesStatus>> listed = scheduler_->ListSeries(true);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  const std::string series_id = (*listed)[0].series_id();
+  const std::string task_id = (*listed)[0].tasks(0).task_id();
+
+  std::vector<v1::RunRecord> baseline;
+  for (uint32_t i = 1; i <= 6; ++i) {
+    v1::RunRecord r = testing::MakeRecord(i);
+    r.mutable_metrics(0)->set_value(i == 6 ? 10 : 50 + i % 2);  // the 6th: a cache hit, never baseline
+    if (i == 6) r.add_flags()->set_code("CACHE_HIT");
+    baseline.push_back(r);
+  }
+  StoreRecords(baseline);
+  v1::RunRecord run = testing::MakeRecord(10);
+  run.set_series_id(series_id);
+  run.set_task_id(task_id);
+  run.mutable_metrics(0)->set_value(40);
+  v1::RunRecord cached = testing::MakeRecord(11);
+  cached.set_task_id(task_id);
+  cached.add_flags()->set_code("CACHE_HIT");
+  StoreRecords({run, cached});
+  scheduler_->RunsStored({run, cached});
+
+  const v1::SeriesStatus s = Series(series_id);
+  ASSERT_EQ(s.tasks(0).regressions_size(), 1);
+  const v1::RegressionVerdict& v = s.tasks(0).regressions(0);
+  EXPECT_EQ(v.run_id(), run.run_id());
+  EXPECT_TRUE(v.regression());
+  EXPECT_EQ(v.baseline_run_ids_size(), 5);
+  EXPECT_DOUBLE_EQ(v.baseline_median(), 51);
+  EXPECT_EQ(s.tasks(0).flag_counts().at("CACHE_HIT"), 1u);
+  EXPECT_EQ(s.tasks(0).flag_counts().at("REGRESSION"), 1u);
+  EXPECT_EQ(db_.QueryValue("SELECT reason FROM run_annotations WHERE code = 'REGRESSION'"),
+            "tokens_per_second 40 is 21.6% worse than the median 51 of 5 runs (min 50, max 51)");
+}
+
+TEST_F(SchedulerPgTest, TheNotifyListenerHearsChangesFromAnotherCoordinator) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> payloads;
+  PgNotifyListener listener(db_.url(), kFleetChannel, [&](const std::string& payload) {
+    std::lock_guard<std::mutex> lock(mu);
+    payloads.push_back(payload);
+    cv.notify_all();
+  });
+  listener.Start();
+  {
+    // The first callback ("") says the listener is up.
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return !payloads.empty(); }));
+  }
+  AddMachine("a", {});
+  const std::string id = Submit(Spec("targets: all\n"));
+  std::unique_lock<std::mutex> lock(mu);
+  EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10),
+                          [&] { return std::find(payloads.begin(), payloads.end(), id) != payloads.end(); }));
+  lock.unlock();
+  listener.Stop();
+}
+
+}  // namespace
+}  // namespace benchfleet::coordinator
