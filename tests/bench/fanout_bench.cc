@@ -208,7 +208,7 @@ int Main(int argc, char** argv) {
               one.seconds > 0 ? many.seconds / one.seconds : 0.0);
   std::printf("coordinator resident memory (VmRSS): %.1f MiB idle, %.1f MiB with %d agents connected "
               "(+%.1f KiB per agent)\n",
-              idle_mib, many.rss_mib, agents + 1, (many.rss_mib - idle_mib) * 1024.0 / (agents + 1));
+              idle_mib, many.rss_mib, agents, (many.rss_mib - idle_mib) * 1024.0 / agents);
   coordinator.Signal(SIGTERM);
   coordinator.Wait();
   return 0;

@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "tests/sim/llama_server/llama_server_sim.h"
 #include "tests/sim/llama_server/memory_layout.h"
@@ -46,8 +48,27 @@ void Print(FILE* f, const std::string& s) {
 int main(int argc, char** argv) {
   using namespace benchfleet::sim;
   const auto start = std::chrono::steady_clock::now();
+  // BENCHFLEET_SIM_HOST_ARGS="--sim-gpu-tps 31.5 ..." (space-separated) is appended to the
+  // command line: the demo's agents share one machine and one series spec, and each gives the
+  // simulator it starts the speed of the host it plays (SIMULATED, like every figure of the sim).
+  std::vector<std::string> args(argv, argv + argc);
+  if (const char* host = std::getenv("BENCHFLEET_SIM_HOST_ARGS"); host != nullptr) {
+    std::string word;
+    for (const char* c = host;; ++c) {
+      if (*c == ' ' || *c == '\0') {
+        if (!word.empty()) args.push_back(word);
+        word.clear();
+        if (*c == '\0') break;
+      } else {
+        word += *c;
+      }
+    }
+  }
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  arg_ptrs.push_back(nullptr);
   SimOptions options;
-  const ParseResult parsed = ParseCommandLine(argc, argv, &options);
+  const ParseResult parsed = ParseCommandLine(static_cast<int>(args.size()), arg_ptrs.data(), &options);
   if (parsed.outcome != ParseOutcome::kRun) {
     if (parsed.version) {
       Print(stderr, "version: " + std::to_string(kBuildNumber) + " (" + kBuildCommit + ")\nbuilt with " +

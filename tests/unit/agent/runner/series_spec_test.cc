@@ -69,7 +69,11 @@ TEST(SeriesSpecTest, TheGpuVsCpuExampleParses) {
   EXPECT_EQ(spec->matrix[0].name, "mode");
   EXPECT_THAT(spec->matrix[0].values, ElementsAre("gpu", "cpu"));
   EXPECT_EQ(spec->matrix[0].line, LineStarting(*text, "  mode:"));
-  EXPECT_FALSE(spec->targets.IsDefined() && !spec->targets.IsNull());
+  // The fleet keys are kept as written, for the coordinator (the agent ignores them).
+  ASSERT_TRUE(spec->targets.IsMap());
+  EXPECT_EQ(spec->targets["labels"][0].Scalar(), "accelerator in (nvidia, amd, apple)");
+  EXPECT_EQ(spec->deadline.Scalar(), "2h");
+  EXPECT_EQ(spec->retry["max_attempts"].Scalar(), "2");
 }
 
 TEST(SeriesSpecTest, TheUrlExampleParses) {

@@ -4,6 +4,9 @@
 // with two coordinators (one series per slot; missed slots fire once), invalidation shown as a
 // flag, regressions, and malformed specs stored nowhere.
 #include <condition_variable>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <mutex>
 #include <thread>
 
@@ -178,6 +181,29 @@ TEST_F(SchedulerPgTest, FansOutToTheFiftyAgentsWhoseLabelsMatchOnly) {
   EXPECT_EQ(response->series_id(), "");
   EXPECT_EQ(response->agent_ids_size(), 10);
   EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series"), "1");
+}
+
+TEST_F(SchedulerPgTest, EveryExampleSpecIsAcceptedOnADryRun) {
+  AddMachine("gpu-a100", {{"class", "a100"}, {"accelerator", "nvidia"}});
+  AddMachine("cpu-c5", {{"class", "c5"}, {"accelerator", "none"}});
+  const std::map<std::string, std::vector<std::string>> examples = {
+      {"llama-server-gpu-vs-cpu.yaml", {"gpu-a100"}},
+      {"comfyui-sd15-txt2img.yaml", {"gpu-a100"}},
+      {"llama-server-url.yaml", {"cpu-c5", "gpu-a100"}},
+  };
+  for (const auto& [name, agents] : examples) {
+    std::ifstream in(std::string(BENCHFLEET_SOURCE_DIR) + "/examples/series/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    v1::SubmitSeriesRequest request;
+    request.set_spec_yaml(text.str());
+    request.set_source_name(name);
+    request.set_dry_run(true);
+    absl::StatusOr<v1::SubmitSeriesResponse> response = scheduler_->Submit(request);
+    ASSERT_TRUE(response.ok()) << name << ": " << response.status();
+    EXPECT_EQ(std::vector<std::string>(response->agent_ids().begin(), response->agent_ids().end()), agents) << name;
+  }
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series"), "0");
 }
 
 TEST_F(SchedulerPgTest, AnOfflineAgentGetsItsTaskWhenItConnects) {
