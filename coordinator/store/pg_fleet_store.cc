@@ -135,6 +135,19 @@ void Notify(pqxx::transaction_base& tx, const std::string& series_id) {
   tx.exec_params("SELECT pg_notify($1, $2), nextval('fleet_change_seq')", kFleetChannel, series_id);
 }
 
+// A task row as the claim and take-over statements return it: id, series_id, agent_id, attempt,
+// spec_yaml, deadline (microseconds).
+ClaimedTask ClaimedTaskOf(const pqxx::row& row) {
+  ClaimedTask t;
+  t.task_id = row[0].c_str();
+  t.series_id = row[1].c_str();
+  t.agent_id = row[2].c_str();
+  t.attempt = row[3].as<uint32_t>();
+  t.spec_yaml = row[4].c_str();
+  t.deadline = OptTime(row[5]);
+  return t;
+}
+
 class PgFleetStore : public FleetStore {
  public:
   explicit PgFleetStore(PgFleetStoreOptions options)
@@ -276,13 +289,7 @@ class PgFleetStore : public FleetStore {
           TimestamptzLiteral(lease_expiry));
       std::set<std::string> series;
       for (const auto& row : rows) {
-        ClaimedTask t;
-        t.task_id = row[0].c_str();
-        t.series_id = row[1].c_str();
-        t.agent_id = row[2].c_str();
-        t.attempt = row[3].as<uint32_t>();
-        t.spec_yaml = row[4].c_str();
-        t.deadline = OptTime(row[5]);
+        ClaimedTask t = ClaimedTaskOf(row);
         series.insert(t.series_id);
         out.push_back(std::move(t));
       }
@@ -308,16 +315,7 @@ class PgFleetStore : public FleetStore {
                        "RETURNING t.id::text, t.series_id::text, t.agent_id, t.attempt, s.spec_yaml, ",
                        Micros("s.deadline")),
           agent_id, coordinator_id, TimestamptzLiteral(now), TimestamptzLiteral(lease_expiry));
-      for (const auto& row : rows) {
-        ClaimedTask t;
-        t.task_id = row[0].c_str();
-        t.series_id = row[1].c_str();
-        t.agent_id = row[2].c_str();
-        t.attempt = row[3].as<uint32_t>();
-        t.spec_yaml = row[4].c_str();
-        t.deadline = OptTime(row[5]);
-        out.push_back(std::move(t));
-      }
+      for (const auto& row : rows) out.push_back(ClaimedTaskOf(row));
       tx.commit();
       return absl::OkStatus();
     });

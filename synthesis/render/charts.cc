@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "synthesis/render/chart_axes.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/render.h"
@@ -20,8 +21,7 @@ const Messages& Msg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : Messa
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
-                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
 
 std::string P(double v) { return Fixed(v, 1); }
 
@@ -44,24 +44,6 @@ std::string CellLabel(const CellKey& key, const Messages& m) {
   return Join(parts, " / ");
 }
 
-// A "nice" tick step (1, 2 or 5 times a power of ten) for about `ticks` intervals up to `max`.
-double NiceStep(double max, int ticks) {
-  if (!(max > 0)) return 1;
-  double raw = max / ticks;
-  double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double f : {1.0, 2.0, 5.0, 10.0}) {
-    if (f * p >= raw) return f * p;
-  }
-  return 10 * p;
-}
-
-// Axis graduation text: as many decimals as the step needs, the language's separator.
-std::string TickText(double v, double step, Lang lang) {
-  int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
-  std::string s = Fixed(v, decimals);
-  if (lang == Lang::kFr) std::replace(s.begin(), s.end(), '.', ',');
-  return s;
-}
 
 // The axis maximum (a whole number of steps) and its step for values up to `vmax`.
 std::pair<double, double> AxisOf(double vmax) {
@@ -152,7 +134,7 @@ std::string RenderDurationChart(const Analysis& analysis, const std::string& tas
 
   for (size_t ci = 0; ci < cells.size(); ++ci) {
     const Cell& c = *cells[ci];
-    const std::string color = kPalette[ci % std::size(kPalette)];
+    const std::string color = SeriesColour(ci);
     const std::string label = CellLabel(c.key, m);
     const double cx = kLeft + (static_cast<double>(ci) + 0.5) * col_w;
     const double spread = std::min(col_w * 0.6, 60.0);
@@ -271,7 +253,7 @@ std::string RenderMemoryChart(const Analysis& analysis, const std::string& task,
     }
     for (const Bar& b : panel.bars) {
       const double gib = b.entry->bytes.value / kGiB;
-      const std::string color = kPalette[static_cast<size_t>(b.entry->kind) % std::size(kPalette)];
+      const std::string color = SeriesColour(static_cast<size_t>(b.entry->kind));
       const std::string kind(MemoryKindWording(m, b.entry->kind));
       const std::string value = FormatNumber(gib, lang) + " " + std::string(m.gib);
       const std::string label = CellLabel(b.cell->key, m) + " — " + kind + " — " + b.entry->scope + " [" +

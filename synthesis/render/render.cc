@@ -11,6 +11,7 @@
 
 #include "synthesis/render/messages.h"
 #include "synthesis/render/run_bins.h"
+#include "synthesis/render/chart_axes.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/sections.h"
 
@@ -137,28 +138,8 @@ void RenderTraps(const Analysis& a, const Messages& m, std::string& out) {
   }
 }
 
-// A "nice" tick step (1, 2 or 5 times a power of ten) for about `ticks` intervals up to `max`.
-double NiceStep(double max, int ticks) {
-  if (!(max > 0)) return 1;
-  double raw = max / ticks;
-  double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double f : {1.0, 2.0, 5.0, 10.0}) {
-    if (f * p >= raw) return f * p;
-  }
-  return 10 * p;
-}
 
-// A tick label: as many decimals as the step needs (0.05 -> 2), the language's separator. Ticks are
-// axis graduations, not figures, so they carry no source and skip the 3-significant-digit rule.
-std::string FormatTick(double v, double step, Lang lang) {
-  int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
-  std::string s = Fixed(v, decimals);
-  if (lang == Lang::kFr) std::replace(s.begin(), s.end(), '.', ',');
-  return s;
-}
 
-constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
-                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
 }  // namespace
 
@@ -309,7 +290,7 @@ std::string RenderCallIndexChart(const Analysis& analysis, const std::string& ta
     s += "<line x1=\"" + P(kLeft - 5) + "\" y1=\"" + P(Y(v)) + "\" x2=\"" + P(kRight) + "\" y2=\"" + P(Y(v)) +
          "\" stroke=\"#dddddd\"/>\n";
     s += "<text x=\"" + P(kLeft - 8) + "\" y=\"" + P(Y(v) + 4) + "\" text-anchor=\"end\">" +
-         XmlEscape(FormatTick(v, step, lang)) + "</text>\n";
+         XmlEscape(TickText(v, step, lang)) + "</text>\n";
   }
   s += "</g>\n";
   // X ticks: every call index when few, else about 10.
@@ -329,7 +310,7 @@ std::string RenderCallIndexChart(const Analysis& analysis, const std::string& ta
   // Series.
   for (size_t ci = 0; ci < cells.size(); ++ci) {
     const Cell& c = *cells[ci];
-    std::string color = kPalette[ci % std::size(kPalette)];
+    std::string color = SeriesColour(ci);
     std::string label = KeyLabel(c.key, m);
     s += "<g class=\"cell\" stroke=\"" + color + "\" fill=\"" + color + "\">\n";
     s += "<title>" + XmlEscape(label) + "</title>\n";
