@@ -15,7 +15,7 @@ namespace benchfleet::agent {
 namespace {
 
 constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "labels", "allow"};
-constexpr const char* kAllowKeys[] = {"backends", "executables", "model_dirs", "urls"};
+constexpr const char* kAllowKeys[] = {"backends", "executables", "model_dirs", "urls", "workflow_dirs"};
 
 using ErrorAt = YamlErrorAt;
 
@@ -106,7 +106,8 @@ absl::StatusOr<AgentConfig> Parse(const YAML::Node& root, std::string_view sourc
     for (const Field& field : {Field{"backends", &config.allow.backends, false},
                                Field{"executables", &config.allow.executables, true},
                                Field{"model_dirs", &config.allow.model_dirs, true},
-                               Field{"urls", &config.allow.urls, false}}) {
+                               Field{"urls", &config.allow.urls, false},
+                               Field{"workflow_dirs", &config.allow.workflow_dirs, true}}) {
       const YAML::Node node = allow[field.key];
       if (!node) continue;
       auto list = StringList(node, absl::StrCat("allow.", field.key), field.absolute_paths, error);

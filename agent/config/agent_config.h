@@ -21,6 +21,9 @@ struct AllowConfig {
   std::vector<std::string> executables;  // absolute paths of programs it may start
   std::vector<std::string> model_dirs;   // absolute directories models may be read from
   std::vector<std::string> urls;         // base URLs it may call, e.g. "http://127.0.0.1:8188"
+  // Absolute directories a coordinator's task may name a ComfyUI workflow file in (a workflow is
+  // read, and sent to ComfyUI: without this, a coordinator could have any readable file read).
+  std::vector<std::string> workflow_dirs;
 };
 
 struct AgentConfig {

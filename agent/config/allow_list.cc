@@ -110,6 +110,18 @@ absl::Status AllowList::CheckModelPath(std::string_view path) const {
   return Deny(absl::StrCat("model path ", ToAbsl(path)), "allow.model_dirs");
 }
 
+absl::Status AllowList::CheckWorkflowPath(std::string_view path) const {
+  const std::string canonical = CanonicalPath(path);
+  if (canonical.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "workflow path ", ToAbsl(path), " is not an absolute path; the allow-list holds absolute paths only"));
+  }
+  for (const std::string& dir : allow_.workflow_dirs) {
+    if (IsUnder(canonical, CanonicalPath(dir))) return absl::OkStatus();
+  }
+  return Deny(absl::StrCat("workflow path ", ToAbsl(path)), "allow.workflow_dirs");
+}
+
 absl::Status AllowList::CheckUrl(std::string_view url) const {
   const std::optional<Url> parsed = ParseUrl(url);
   if (!parsed) {
@@ -132,6 +144,7 @@ absl::Status AllowList::WithAllowed(const absl::Status& refusal) const {
       {"allow.executables", &allow_.executables},
       {"allow.model_dirs", &allow_.model_dirs},
       {"allow.urls", &allow_.urls},
+      {"allow.workflow_dirs", &allow_.workflow_dirs},
   };
   for (const auto& [setting, values] : settings) {
     if (refusal.message().find(absl::StrCat("(", setting)) == absl::string_view::npos) continue;

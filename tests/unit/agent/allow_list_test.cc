@@ -13,6 +13,7 @@ AllowList MakeList() {
   allow.executables = {"/opt/llama.cpp/bin/llama-server"};
   allow.model_dirs = {"/models", "/srv/weights/"};
   allow.urls = {"http://127.0.0.1:8188", "https://api.example.com/v1"};
+  allow.workflow_dirs = {"/srv/workflows"};
   return AllowList(allow, kSource);
 }
 
@@ -46,6 +47,17 @@ TEST(AllowListTest, ModelPathMustStayInsideAModelDir) {
             "model path /models/../etc/shadow is not in this agent's allow-list (allow.model_dirs in "
             "/etc/benchfleet/agent.yaml)");
   EXPECT_EQ(list.CheckModelPath("/modelsx/a.gguf").code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST(AllowListTest, WorkflowPathMustStayInsideAWorkflowDir) {
+  const AllowList list = MakeList();
+  EXPECT_TRUE(list.CheckWorkflowPath("/srv/workflows/sd15-txt2img.workflow.json").ok());
+  EXPECT_EQ(list.CheckWorkflowPath("/srv/workflows/../../etc/shadow").message(),
+            "workflow path /srv/workflows/../../etc/shadow is not in this agent's allow-list "
+            "(allow.workflow_dirs in /etc/benchfleet/agent.yaml)");
+  EXPECT_EQ(list.CheckWorkflowPath("/models/a.json").code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(list.CheckWorkflowPath("w.json").message(),
+            "workflow path w.json is not an absolute path; the allow-list holds absolute paths only");
 }
 
 TEST(AllowListTest, UrlMustMatchSchemeHostPortAndPathPrefix) {

@@ -253,6 +253,17 @@ TEST_F(TaskExecutorTest, RefusesABackendOutsideTheAllowList) {
   EXPECT_THAT(fake_.events(), IsEmpty());
 }
 
+TEST_F(TaskExecutorTest, RefusesAWorkflowFileOutsideTheAllowedFolders) {
+  Start(Options());
+  // A workflow is read and sent on to ComfyUI: a coordinator must not get /etc/shadow read.
+  executor_->Assign(Assignment("task-1", "series: s1\ntask: t1\nbackend: fake\nfake: {workflow: /etc/shadow}\n"));
+  EXPECT_THAT(Updates(1), ElementsAre("task-1 refused: workflow path /etc/shadow is not in this agent's allow-list "
+                                      "(allow.workflow_dirs in /etc/benchfleet/agent.yaml); allow.workflow_dirs is "
+                                      "empty: this agent allows none"));
+  EXPECT_THAT(OutboxRecords(), IsEmpty());
+  EXPECT_THAT(fake_.events(), IsEmpty());
+}
+
 TEST_F(TaskExecutorTest, RefusesABinaryOutsideTheAllowList) {
   Start(Options());
   executor_->Assign(Assignment("task-1",
