@@ -335,10 +335,13 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
     step = "reading the run annotations";
     if (!result.records.empty() &&
         tx.exec("SELECT to_regclass('run_annotations') IS NOT NULL")[0][0].as<bool>()) {
-      std::map<std::string, v1::RunRecord*> by_id;
-      for (v1::RunRecord& r : result.records) by_id[absl::AsciiStrToLower(r.run_id())] = &r;
       const pqxx::result rows =
           tx.exec("SELECT run_id::text, code, reason FROM run_annotations ORDER BY run_id, created, code");
+      // Most databases hold none: index the records only when there is something to attach.
+      std::map<std::string, v1::RunRecord*> by_id;
+      if (!rows.empty()) {
+        for (v1::RunRecord& r : result.records) by_id[absl::AsciiStrToLower(r.run_id())] = &r;
+      }
       for (const auto& row : rows) {
         const auto it = by_id.find(row[0].c_str());
         if (it == by_id.end()) continue;

@@ -21,15 +21,9 @@ class CliTest : public ::testing::Test {
     Simulate("m1pro", 6);
   }
 
-  // Runs a SIMULATED series of n runs on an agent labelled class=cls.
+  // Runs a SIMULATED series of n runs on an agent labelled class=cls, sent to the coordinator.
   void Simulate(const std::string& cls, int n) {
-    const std::string config = work_ + "/" + cls + ".yaml";
-    std::ofstream(config) << "labels:\n  class: " << cls << "\n";
-    auto p = StartAgent(work_, "sim-" + cls,
-                        {"simulate", "--config", config, "--runs", std::to_string(n), "--out",
-                         work_ + "/series-" + cls, "--state-dir", work_ + "/state-" + cls,
-                         "--coordinator", coordinator_->address()});
-    ASSERT_EQ(p->Wait(), 0) << ReadAll(work_ + "/sim-" + cls + ".log");
+    ASSERT_EQ(SimulateSeries(work_, cls, n, coordinator_->address()), 0) << ReadAll(work_ + "/sim-" + cls + ".log");
   }
 
   // Runs `benchfleet ARGS... --coordinator ADDR`; returns its exit code, output in *out.

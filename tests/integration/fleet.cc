@@ -43,6 +43,16 @@ std::unique_ptr<Subprocess> StartAgent(const std::string& work_dir, const std::s
                                       work_dir + "/" + name + ".log");
 }
 
+int SimulateSeries(const std::string& work_dir, const std::string& cls, int runs, const std::string& coordinator) {
+  const std::string config = work_dir + "/" + cls + ".yaml";
+  std::ofstream(config) << "labels:\n  class: " << cls << "\n";
+  return StartAgent(work_dir, "sim-" + cls,
+                    {"simulate", "--config", config, "--runs", std::to_string(runs), "--out",
+                     work_dir + "/series-" + cls, "--state-dir", work_dir + "/state-" + cls, "--coordinator",
+                     coordinator})
+      ->Wait();
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

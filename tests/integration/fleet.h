@@ -39,6 +39,11 @@ class CoordinatorProcess {
 std::unique_ptr<Subprocess> StartAgent(const std::string& work_dir, const std::string& name,
                                        std::vector<std::string> args);
 
+// Runs `benchfleet-agent simulate` for an agent labelled class=CLS: `runs` SIMULATED runs sent to
+// `coordinator`, its config, series folder, state and log (sim-CLS.log) under work_dir. Returns
+// the agent's exit code.
+int SimulateSeries(const std::string& work_dir, const std::string& cls, int runs, const std::string& coordinator);
+
 // Returns the content of a file, or "" when it cannot be read.
 std::string ReadAll(const std::string& path);
 

@@ -44,13 +44,7 @@ class GuideInputsTest : public ::testing::Test {
 
   // Runs a SIMULATED series of n runs on an agent labelled class=cls, sent to the coordinator.
   void Simulate(const std::string& cls, int n) {
-    const std::string config = work_ + "/" + cls + ".yaml";
-    std::ofstream(config) << "labels:\n  class: " << cls << "\n";
-    auto p = StartAgent(work_, "sim-" + cls,
-                        {"simulate", "--config", config, "--runs", std::to_string(n), "--out",
-                         work_ + "/series-" + cls, "--state-dir", work_ + "/state-" + cls,
-                         "--coordinator", coordinator_->address()});
-    ASSERT_EQ(p->Wait(), 0) << ReadAll(work_ + "/sim-" + cls + ".log");
+    ASSERT_EQ(SimulateSeries(work_, cls, n, coordinator_->address()), 0) << ReadAll(work_ + "/sim-" + cls + ".log");
   }
 
   // Runs `benchfleet guide ARGS...`; returns its exit code, its output in *out.

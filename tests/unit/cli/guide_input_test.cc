@@ -2,7 +2,6 @@
 // the targets file, and database errors that never show the password. No outside service.
 #include "cli/guide_input.h"
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "common/series_folder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/subprocess.h"
 
 namespace benchfleet::cli {
 namespace {
@@ -19,12 +19,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string TempDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/guide_input_test.XXXXXX";
-  char* made = mkdtemp(pattern.data());
-  return made != nullptr ? std::string(made) : std::string();
-}
 
 v1::RunRecord Record(const std::string& run_id, const std::string& task, int64_t start_seconds,
                      const std::string& fingerprint) {
@@ -60,7 +54,7 @@ constexpr int64_t kNov30 = 1764460800;  // 2025-11-30T00:00:00Z
 class GuideInputTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TempDir();
+    dir_ = testing::MakeTempDir("guide_input_test");
     ASSERT_FALSE(dir_.empty());
     // Two series folders, each with its own conditions.
     WriteSeries("a", "fp-a", {Record("00000000-0000-4000-8000-000000000001", "llama", kNov29, "fp-a"),
