@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--send-rate", serve.send_rate, "at most this many records per second (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   serve_cmd->add_flag("--exit-when-drained", serve.exit_when_drained, "exit 0 once the outbox is empty");
+  serve_cmd->add_option("--metrics-listen", serve.metrics_listen,
+                        "serve Prometheus /metrics on HOST:PORT (port 0 picks a free one; default: metrics_listen "
+                        "of agent.yaml, else not served)");
 
   SimulateFlags simulate;
   CLI::App* simulate_cmd = app.add_subcommand(

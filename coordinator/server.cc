@@ -5,8 +5,13 @@
 #include <grpcpp/server_builder.h>
 
 #include <chrono>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "benchfleet/v1/admin.grpc.pb.h"
+#include "benchfleet/v1/fleet.grpc.pb.h"
+#include "benchfleet/v1/gateway.grpc.pb.h"
 #include "common/hashing.h"
 #include "coordinator/admin/admin_service.h"
 #include "coordinator/admin/fleet_service.h"
@@ -14,6 +19,7 @@
 #include "coordinator/ingest/connected_agents.h"
 #include "coordinator/log.h"
 #include "coordinator/metrics/prometheus_metrics.h"
+#include "coordinator/metrics/rpc_metrics_interceptor.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/store/migrator.h"
 #include "coordinator/store/pg_fleet_store.h"
@@ -53,10 +59,7 @@ absl::Status CoordinatorServer::Start() {
   scheduler_options.clock = options_.clock;
   scheduler_options.lease = options_.lease;
   scheduler_options.coordinator_id = coordinator_id_;
-  scheduler_options.on_verdict = [metrics = metrics_.get()](const v1::RunRecord& run,
-                                                            const v1::RegressionVerdict& verdict) {
-    metrics->RegressionChecked(run.agent_id(), run.task(), verdict.regression());
-  };
+  scheduler_options.metrics = metrics_.get();
   scheduler_ = std::make_unique<Scheduler>(fleet_store_.get(), scheduler_options);
   agents_ = std::make_unique<ConnectedAgents>();
   committer_ =
@@ -73,6 +76,14 @@ absl::Status CoordinatorServer::Start() {
   builder.RegisterService(gateway_.get());
   builder.RegisterService(admin_.get());
   builder.RegisterService(fleet_.get());
+  // Every method of the services above is counted, at 0 from now on.
+  metrics_->RpcMethodsServed(MethodsOfServices(
+      {v1::AgentGateway::service_full_name(), v1::Admin::service_full_name(), v1::Fleet::service_full_name()}));
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  // The agents' stream counts itself (AgentGatewayService::Connect): see the interceptor's header.
+  interceptors.push_back(
+      NewRpcMetricsInterceptorFactory(metrics_.get(), {AgentGatewayService::ConnectMethodName()}));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
   builder.SetMaxSendMessageSize(options_.max_message_bytes);
   // Agents keep their one stream alive with pings; allow them, and find dead agents ourselves.
@@ -125,12 +136,31 @@ void CoordinatorServer::WakeScheduler() {
   tick_cv_.notify_one();
 }
 
+void CoordinatorServer::ObserveFleet() {
+  // "Seen lately" is the clock's (a test's simulated time), like the last_seen it is compared to.
+  absl::StatusOr<FleetSnapshot> snapshot =
+      fleet_store_->ReadFleetSnapshot(options_.clock->Now() - absl::Hours(24));
+  if (!snapshot.ok()) {
+    metrics_->DatabaseError("fleet_snapshot");
+    return;
+  }
+  metrics_->FleetObserved(*snapshot);
+}
+
 void CoordinatorServer::TickLoop() {
+  // Real time, like the tick's own period: the snapshot is a poll of the database.
+  std::optional<std::chrono::steady_clock::time_point> last_snapshot;
   std::unique_lock<std::mutex> lock(tick_mu_);
   while (!tick_stop_) {
     tick_wake_ = false;
     lock.unlock();
     scheduler_->Tick();
+    const auto now = std::chrono::steady_clock::now();
+    if (!last_snapshot.has_value() ||
+        now - *last_snapshot >= absl::ToChronoNanoseconds(options_.fleet_snapshot_interval)) {
+      last_snapshot = now;
+      ObserveFleet();
+    }
     lock.lock();
     // A condition variable, not clock->SleepFor: Shutdown() and a NOTIFY must cut the wait
     // short, and a SimulatedClock's sleep would only end when a test advances it.

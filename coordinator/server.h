@@ -2,7 +2,8 @@
 // it on port 0). Start() waits for the database (up to database_connect_timeout), applies the
 // migrations, starts the group committer and the fleet's Scheduler (a thread that ticks it every
 // tick_interval and at once on a NOTIFY from another coordinator), and serves AgentGateway,
-// Admin and Fleet over gRPC (and /metrics when asked); Shutdown() stops in the order that leaves
+// Admin and Fleet over gRPC, every call counted by a metrics interceptor (and /metrics when
+// asked); Shutdown() stops in the order that leaves
 // nothing half-done. Owned by main() or a test. Start/Shutdown from one thread; port(),
 // metrics(), scheduler() and WakeScheduler() from any.
 #ifndef BENCHFLEET_COORDINATOR_SERVER_H_
@@ -61,8 +62,13 @@ struct CoordinatorServerOptions {
   // How long Start() keeps trying to reach the database before it gives up.
   absl::Duration database_connect_timeout = absl::Seconds(30);
 
-  // HOST:PORT for Prometheus' /metrics; empty: not served.
+  // HOST:PORT for Prometheus' /metrics; empty: not served (the metrics are still counted).
   std::string metrics_listen_address;
+
+  // The scheduler thread reads the fleet-wide gauges (agents known, tasks by state; see
+  // metrics/README.md) from the database at most this often (real time). Without a scheduler
+  // thread (tick_interval zero) they are never read.
+  absl::Duration fleet_snapshot_interval = absl::Seconds(5);
 
   // Largest message accepted from an agent (a RecordBatch); Acks may be as large.
   int max_message_bytes = 64 << 20;
@@ -115,6 +121,8 @@ class CoordinatorServer {
 
  private:
   void TickLoop();
+  // Reads the fleet snapshot into the metrics (on the scheduler thread).
+  void ObserveFleet();
   void StopTicking();
 
   CoordinatorServerOptions options_;

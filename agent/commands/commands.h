@@ -21,6 +21,8 @@ struct ServeFlags {
   std::string token_file;
   double send_rate = 0;
   bool exit_when_drained = false;
+  // HOST:PORT for the agent's own /metrics; empty: metrics_listen of agent.yaml, else not served.
+  std::string metrics_listen;
 };
 int RunServeCommand(const ServeFlags& flags);
 

@@ -1,17 +1,20 @@
 // benchfleet-agent serve: the long-running agent. Drains the outbox to the coordinator and runs
 // the tasks the coordinator assigns on the same stream (agent/tasks/, each judged against this
 // agent's allow-list first) until SIGTERM/SIGINT (or, with --exit-when-drained, until the outbox
-// is empty and no task is running).
+// is empty and no task is running). With --metrics-listen it serves its own Prometheus /metrics
+// (agent/metrics/).
 #include <signal.h>
 
 #include <cerrno>
 #include <ctime>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "agent/commands/agent_context.h"
 #include "agent/commands/commands.h"
 #include "agent/backends/backend.h"
 #include "agent/config/allow_list.h"
+#include "agent/metrics/prometheus_agent_metrics.h"
 #include "agent/outbox/outbox.h"
 #include "agent/tasks/task_executor.h"
 #include "agent/uplink/uplink.h"
@@ -75,6 +78,22 @@ int RunServeCommand(const ServeFlags& flags) {
                                                                      " torn bytes ignored)")
                                                       : ""));
 
+  // The agent's own /metrics, when asked for: bound before anything runs, so a bad address fails
+  // at start-up.
+  const std::string metrics_listen = flags.metrics_listen.empty() ? config->metrics_listen : flags.metrics_listen;
+  std::unique_ptr<PrometheusAgentMetrics> metrics;
+  std::unique_ptr<AgentMetricsEndpoint> metrics_endpoint;
+  if (!metrics_listen.empty()) {
+    metrics = std::make_unique<PrometheusAgentMetrics>(outbox->get());
+    auto endpoint = AgentMetricsEndpoint::Start(metrics_listen, *metrics);
+    if (!endpoint.ok()) {
+      PrintError("serve", endpoint.status());
+      return kExitBadInput;
+    }
+    metrics_endpoint = std::move(*endpoint);
+    PrintProgress(absl::StrCat("serve: metrics on port ", metrics_endpoint->port(), " (/metrics)"));
+  }
+
   // Tasks from the coordinator: the executor and the uplink point at each other, so the
   // executor reaches the uplink through this pointer, set before either starts.
   const AllowList allow(*config);
@@ -92,10 +111,12 @@ int RunServeCommand(const ServeFlags& flags) {
   };
   task_options.on_timed_window = [&uplink_for_tasks](bool timed) { uplink_for_tasks->SetPaused(timed); };
   task_options.log = [](std::string_view line) { PrintProgress(line); };
+  task_options.metrics = metrics.get();
   TaskExecutor executor(std::move(task_options));
 
   UplinkOptions options = MakeUplinkOptions(*setup, coordinator, flags.token_file);
   options.send_rate = flags.send_rate;
+  options.metrics = metrics.get();
   options.on_assign_task = [&executor](const v1::TaskAssignment& assignment) { executor.Assign(assignment); };
   options.on_cancel_task = [&executor](const v1::TaskCancel& cancel) { executor.Cancel(cancel); };
   Uplink uplink(std::move(options), outbox->get());

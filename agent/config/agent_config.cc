@@ -14,7 +14,7 @@
 namespace benchfleet::agent {
 namespace {
 
-constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "labels", "allow"};
+constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "metrics_listen", "labels", "allow"};
 constexpr const char* kAllowKeys[] = {"backends", "executables", "model_dirs", "urls", "workflow_dirs"};
 
 using ErrorAt = YamlErrorAt;
@@ -78,6 +78,11 @@ absl::StatusOr<AgentConfig> Parse(const YAML::Node& root, std::string_view sourc
     auto value = ScalarString(node, "state_dir", error);
     if (!value.ok()) return value.status();
     config.state_dir = *value;
+  }
+  if (const YAML::Node node = root["metrics_listen"]; node && !node.IsNull()) {
+    auto value = ScalarString(node, "metrics_listen", error);
+    if (!value.ok()) return value.status();
+    config.metrics_listen = *value;
   }
   if (const YAML::Node node = root["labels"]; node && !node.IsNull()) {
     if (!node.IsMap()) return error(node, "labels must be a map of name: value");

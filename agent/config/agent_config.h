@@ -31,6 +31,8 @@ struct AgentConfig {
   std::string source;
   std::string coordinator;
   std::string state_dir;
+  // Where `serve` serves its own /metrics, HOST:PORT; empty: not served.
+  std::string metrics_listen;
   std::map<std::string, std::string> labels;
   AllowConfig allow;
 };

@@ -98,19 +98,21 @@ absl::Status TaskExecutor::Start() {
   return absl::OkStatus();
 }
 
-void TaskExecutor::Stop() {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (!started_ || stopping_) {
-      stopping_ = true;
-    } else {
-      stopping_ = true;
-      for (auto& [id, task] : tasks_) {
-        if (task->state == Task::State::kRunning) task->stop.store(true);
-      }
+void TaskExecutor::RequestStop() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!started_ || stopping_) {
+    stopping_ = true;
+  } else {
+    stopping_ = true;
+    for (auto& [id, task] : tasks_) {
+      if (task->state == Task::State::kRunning) task->stop.store(true);
     }
-    cv_.notify_all();
   }
+  cv_.notify_all();
+}
+
+void TaskExecutor::Stop() {
+  RequestStop();
   std::lock_guard<std::mutex> j(join_mu_);  // Stop() may be called from two threads at once
   if (thread_.joinable()) thread_.join();
 }
@@ -413,7 +415,11 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
     Send(accepted);
   }
 
+  // The task runs from here until the runner returns (by its spec's task name: a bounded label).
+  AgentMetrics* metrics = options_.metrics != nullptr ? options_.metrics : NullAgentMetrics::Get();
+  metrics->TaskStarted(spec->task);
   absl::StatusOr<SeriesResult> result = (*runner)->Run();
+  metrics->TaskEnded();
   v1::TaskUpdate update;
   update.set_task_id(id);
   v1::TaskFinished* finished = update.mutable_finished();

@@ -35,6 +35,7 @@
 #include "absl/time/time.h"
 #include "agent/backends/backend.h"
 #include "agent/config/allow_list.h"
+#include "agent/metrics/agent_metrics.h"
 #include "agent/outbox/outbox.h"
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/fleet.pb.h"
@@ -66,6 +67,9 @@ struct TaskExecutorOptions {
   std::function<void(bool timed)> on_timed_window;
   // One line per event for the operator; unset is silent.
   std::function<void(std::string_view)> log;
+  // Told when an accepted task starts running and when it ends (serve's /metrics); nullptr
+  // counts nothing. Must outlive the executor.
+  AgentMetrics* metrics = nullptr;
 };
 
 class TaskExecutor {
@@ -83,6 +87,10 @@ class TaskExecutor {
   // stopped"), leaves queued tasks unanswered (the coordinator sends them again) and joins the
   // thread. Idempotent; callable from any thread but the executor's own (from send_update).
   void Stop();
+
+  // Stop() without the join: returns at once, also on the executor's own thread. Stop() still
+  // has to be called to join.
+  void RequestStop();
 
   // Queues a task (or answers a duplicate). Returns at once.
   void Assign(const v1::TaskAssignment& assignment);

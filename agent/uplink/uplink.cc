@@ -50,6 +50,7 @@ class Uplink::Impl {
       : options_(std::move(options)),
         queue_(queue),
         clock_(options_.clock != nullptr ? options_.clock : &SystemClock()),
+        metrics_(options_.metrics != nullptr ? options_.metrics : NullAgentMetrics::Get()),
         backoff_(options_.backoff, options_.jitter),
         pacer_(clock_, options_.send_rate) {}
 
@@ -263,6 +264,7 @@ class Uplink::Impl {
       std::lock_guard<std::mutex> l(mu_);
       // Anything left unacknowledged is sent again on the next stream.
       session.in_flight.clear();
+      if (stats_.connected) metrics_->CoordinatorDisconnected();
       stats_.connected = false;
       if (!session.reader_done) session.context.TryCancel();
     }
@@ -299,6 +301,7 @@ class Uplink::Impl {
     }
     ++stats_.sessions;
     stats_.connected = true;
+    metrics_->CoordinatorConnected(/*reconnect=*/stats_.sessions > 1);
     stats_.coordinator_version = welcome.coordinator_version();
     maybe_pending_ = true;
     Log(absl::StrCat("connected to coordinator ", options_.target, " (version ", welcome.coordinator_version(),
@@ -502,6 +505,7 @@ class Uplink::Impl {
       std::lock_guard<std::mutex> l(mu_);
       stats_.records_sent += count;
       ++stats_.batches_sent;
+      metrics_->RecordsSent(count);
     }
   }
 
@@ -516,6 +520,7 @@ class Uplink::Impl {
   RecordQueue* const queue_;
   const std::shared_ptr<WakeHandle> wake_ = std::make_shared<WakeHandle>();
   Clock* const clock_;
+  AgentMetrics* const metrics_;  // called under mu_ (it returns at once)
   Backoff backoff_;  // connection thread only
   Pacer pacer_;      // connection thread only
   std::thread thread_;

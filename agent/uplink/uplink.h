@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "agent/metrics/agent_metrics.h"
 #include "agent/outbox/record_queue.h"
 #include "agent/uplink/backoff.h"
 #include "benchfleet/v1/conditions.pb.h"
@@ -64,6 +65,10 @@ struct UplinkOptions {
 
   // Connection events and problems, one line each, for the operator; empty means silent.
   std::function<void(std::string_view)> log;
+
+  // Told when a stream is accepted or ends and when records are sent (serve's /metrics);
+  // nullptr counts nothing. Must outlive the Uplink.
+  AgentMetrics* metrics = nullptr;
 
   // Tasks from the coordinator (CoordinatorMessage assign_task / cancel_task). Called on the
   // stream's reading thread, without the uplink's lock: they must return quickly (queue the

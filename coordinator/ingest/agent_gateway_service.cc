@@ -1,5 +1,6 @@
 #include "coordinator/ingest/agent_gateway_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "coordinator/ingest/stream_writer.h"
 #include "coordinator/ingest/task_sink.h"
 #include "coordinator/log.h"
+#include "coordinator/metrics/rpc_metrics_interceptor.h"
 
 namespace benchfleet::coordinator {
 
@@ -58,10 +60,13 @@ AgentGatewayService::AgentGatewayService(RunStore* store, GroupCommitter* commit
       metrics_(metrics),
       clock_(clock),
       scheduler_(scheduler) {
-  if (scheduler_ != nullptr) {
-    stored_runs_ = std::make_unique<StoredRunsRelay>(
-        [scheduler](const std::vector<v1::RunRecord>& records) { scheduler->RunsStored(records); });
-  }
+  stored_runs_ = std::make_unique<StoredRunsRelay>([metrics, scheduler](const std::vector<v1::RunRecord>& records) {
+    for (const v1::RunRecord& record : records) metrics->RunStored(record);
+    // The scheduler looks at the runs of fleet tasks (those with a task_id) and skips the others.
+    const bool any_task_run = std::any_of(records.begin(), records.end(),
+                                          [](const v1::RunRecord& r) { return !r.task_id().empty(); });
+    if (scheduler != nullptr && any_task_run) scheduler->RunsStored(records);
+  });
 }
 
 AgentGatewayService::~AgentGatewayService() = default;
@@ -78,6 +83,7 @@ void AgentGatewayService::RecordMachine(const v1::Hello& hello) {
   update.seen = clock_->Now();
   absl::Status status = store_->UpsertMachine(update);
   if (!status.ok()) {
+    metrics_->DatabaseError("upsert_machine");
     // The stream goes on: its records wait for the database like everyone's.
     Log(absl::StrCat("machine ", update.agent_id, " will be recorded later: ", status.ToString()));
     committer_->UpsertMachineLater(std::move(update));
@@ -86,6 +92,7 @@ void AgentGatewayService::RecordMachine(const v1::Hello& hello) {
 
 absl::Status AgentGatewayService::HandleBatch(const std::shared_ptr<Stream>& stream,
                                               const v1::RecordBatch& batch) {
+  metrics_->BatchReceived(static_cast<uint64_t>(batch.records_size()));
   auto prepared = std::make_shared<PreparedBatch>(PrepareBatch(batch, *store_));
   for (const std::string& code : prepared->rejection_codes) metrics_->RecordRejected(code);
   if (prepared->runs.runs.empty()) {
@@ -95,26 +102,12 @@ absl::Status AgentGatewayService::HandleBatch(const std::shared_ptr<Stream>& str
     return absl::OkStatus();
   }
 
-  // The scheduler hears of the runs of fleet tasks (those with a task_id) once they are stored.
-  // They are read again here, on the stream's thread, so the committer only moves them.
-  std::vector<std::pair<size_t, v1::RunRecord>> task_runs;
-  if (stored_runs_ != nullptr) {
-    for (size_t i = 0; i < prepared->indexes.size(); ++i) {
-      v1::RunRecord record;
-      if (record.ParseFromString(batch.records(static_cast<int>(prepared->indexes[i]))) &&
-          !record.task_id().empty()) {
-        task_runs.emplace_back(i, std::move(record));
-      }
-    }
-  }
-
   auto work = std::make_shared<CommitWork>();
   work->runs = std::move(prepared->runs);
   work->cancelled = stream->cancelled;
   CoordinatorMetrics* metrics = metrics_;
-  StoredRunsRelay* relay = task_runs.empty() ? nullptr : stored_runs_.get();
-  work->done = [stream, prepared, metrics, relay, task_runs = std::move(task_runs)](
-                   absl::Span<const RunStoreResult> results) mutable {
+  StoredRunsRelay* relay = stored_runs_.get();
+  work->done = [stream, prepared, metrics, relay](absl::Span<const RunStoreResult> results) {
     v1::CoordinatorMessage message;
     v1::Ack& ack = *message.mutable_ack() = BuildAck(*prepared, results);
     metrics->RecordsStored(ack.stored_run_ids_size());
@@ -123,15 +116,14 @@ absl::Status AgentGatewayService::HandleBatch(const std::shared_ptr<Stream>& str
       if (r.outcome == StoreOutcome::kRefused) metrics->RecordRejected("refused_by_database");
     }
     stream->writer.Send(std::move(message));
-    if (relay != nullptr) {
-      std::vector<v1::RunRecord> stored;
-      for (auto& [i, record] : task_runs) {
-        if (i < results.size() && results[i].outcome == StoreOutcome::kStored) {
-          stored.push_back(std::move(record));
-        }
-      }
-      relay->Post(std::move(stored));
+    // The records parsed by PrepareBatch go on (moved, not copied) to the relay's thread: their
+    // figures and the scheduler's checks cost this thread, which every agent waits on, nothing.
+    // Duplicates never count: another coordinator (or an earlier send) already counted them.
+    std::vector<v1::RunRecord> stored;
+    for (size_t i = 0; i < results.size() && i < prepared->records.size(); ++i) {
+      if (results[i].outcome == StoreOutcome::kStored) stored.push_back(std::move(prepared->records[i]));
     }
+    relay->Post(std::move(stored));
     {
       std::lock_guard<std::mutex> lock(stream->mu);
       --stream->outstanding;
@@ -158,7 +150,20 @@ void AgentGatewayService::WaitForAcks(Stream& stream) {
   }
 }
 
+std::string AgentGatewayService::ConnectMethodName() {
+  return absl::StrCat("/", v1::AgentGateway::service_full_name(), "/Connect");
+}
+
 grpc::Status AgentGatewayService::Connect(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* rw) {
+  static const std::string* const method = new std::string(ConnectMethodName());
+  grpc::Status status = ServeStream(context, rw);
+  metrics_->RpcHandled(*method, StatusCodeName(status.error_code()));
+  return status;
+}
+
+grpc::Status AgentGatewayService::ServeStream(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* rw) {
   if (shutting_down_) return ShuttingDownStatus();
@@ -184,7 +189,7 @@ grpc::Status AgentGatewayService::Connect(
     streams_.insert(stream);
   }
   agents_->Add(stream->agent_id);
-  metrics_->AgentConnected();
+  metrics_->AgentConnected(stream->agent_id);
   stream->writer.Send(WelcomeMessage(message.hello(), verdict));
   // After the Welcome, so the agent's pending tasks follow it down the stream. The sink holds
   // the stream weakly: the scheduler may keep it a moment after the stream ended.
@@ -253,7 +258,7 @@ grpc::Status AgentGatewayService::Connect(
     streams_.erase(stream);
   }
   agents_->Remove(stream->agent_id);
-  metrics_->AgentDisconnected();
+  metrics_->AgentDisconnected(stream->agent_id);
   committer_->TouchMachineLater(stream->agent_id, clock_->Now());
   if (result.ok() && shutting_down_) return ShuttingDownStatus();
   return result;
@@ -277,7 +282,7 @@ void AgentGatewayService::Shutdown(absl::Duration flush_timeout) {
     for (const auto& stream : streams_) stream->context->TryCancel();
   }
   // The committer has stopped: no group will post after this.
-  if (stored_runs_ != nullptr) stored_runs_->Stop();
+  stored_runs_->Stop();
 }
 
 }  // namespace benchfleet::coordinator

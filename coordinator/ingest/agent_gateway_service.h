@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 
 #include "absl/time/time.h"
 #include "benchfleet/v1/gateway.grpc.pb.h"
@@ -33,13 +34,20 @@ class AgentGatewayService final : public v1::AgentGateway::Service {
                       CoordinatorMetrics* metrics, Clock* clock, Scheduler* scheduler = nullptr);
   ~AgentGatewayService() override;
 
+  // The stream of one agent. Reports itself to the metrics (RpcHandled) when it ends: the
+  // metrics interceptor skips this method, since an intercepted stream pays an extra completion
+  // queue round trip on every message (see metrics/rpc_metrics_interceptor.h).
   grpc::Status Connect(
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream) override;
 
+  // "/benchfleet.v1.AgentGateway/Connect".
+  static std::string ConnectMethodName();
+
   // Refuses new streams, gives each open one up to `flush_timeout` to write what it has queued
   // (the Acks of the last group), then cancels it; hands the last stored records to the
-  // scheduler. Call after GroupCommitter::Stop() and before grpc::Server::Shutdown().
+  // scheduler and the metrics. Call after GroupCommitter::Stop() and before
+  // grpc::Server::Shutdown().
   void Shutdown(absl::Duration flush_timeout);
 
  private:
@@ -52,6 +60,9 @@ class AgentGatewayService final : public v1::AgentGateway::Service {
   absl::Status HandleBatch(const std::shared_ptr<Stream>& stream, const v1::RecordBatch& batch);
   // Waits until every batch of the stream was acknowledged, the agent went away, or shutdown.
   void WaitForAcks(Stream& stream);
+  // Connect's work; Connect itself counts the call.
+  grpc::Status ServeStream(grpc::ServerContext* context,
+                           grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* rw);
 
   RunStore* const store_;
   GroupCommitter* const committer_;
@@ -59,7 +70,8 @@ class AgentGatewayService final : public v1::AgentGateway::Service {
   CoordinatorMetrics* const metrics_;
   Clock* const clock_;
   Scheduler* const scheduler_;
-  // Null without a scheduler.
+  // Hands each committed group's stored records to the metrics (RunStored) and, for those of
+  // fleet tasks, to the scheduler, off the committer's thread.
   std::unique_ptr<StoredRunsRelay> stored_runs_;
 
   std::atomic<bool> shutting_down_{false};

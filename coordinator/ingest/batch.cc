@@ -7,7 +7,8 @@
 namespace benchfleet::coordinator {
 
 std::string RejectionCode(const absl::Status& status) {
-  // The reasons come from common/record_validation.cc and RunStore::PrepareRun.
+  // The reasons come from common/record_validation.cc and RunStore::PrepareRun; every code
+  // returned here is listed in rejection_codes.h (the metrics create each at 0).
   const std::string_view m(status.message().data(), status.message().size());
   if (m == "run_id is missing") return "missing_run_id";
   if (m.starts_with("run_id \"")) return "invalid_run_id";
@@ -28,6 +29,7 @@ PreparedBatch PrepareBatch(const v1::RecordBatch& batch, const RunStore& store) 
   for (const std::string& r : batch.records()) bytes += r.size();
   prepared.runs.rows.reserve(bytes * 2);
   prepared.runs.runs.reserve(batch.records_size());
+  prepared.records.reserve(batch.records_size());
 
   v1::RunRecord record;
   std::string run_id;
@@ -44,6 +46,8 @@ PreparedBatch PrepareBatch(const v1::RecordBatch& batch, const RunStore& store) 
     }
     prepared.run_ids.push_back(record.run_id());
     prepared.indexes.push_back(static_cast<uint32_t>(i));
+    // A move swaps the parsed fields out (no copy); the next parse starts from an empty record.
+    prepared.records.push_back(std::move(record));
   }
   return prepared;
 }

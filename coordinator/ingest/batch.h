@@ -18,10 +18,14 @@ namespace benchfleet::coordinator {
 struct PreparedBatch {
   uint64_t batch_id = 0;
 
-  // The records to store, in batch order; run_ids[i] and indexes[i] belong to runs.runs[i].
+  // The records to store, in batch order; run_ids[i], indexes[i] and records[i] belong to
+  // runs.runs[i].
   PreparedRuns runs;
   std::vector<std::string> run_ids;  // as the agent sent them (the Ack echoes them)
   std::vector<uint32_t> indexes;     // positions in the batch
+  // The parsed records, kept so that what follows their commit (metrics, the scheduler) does
+  // not parse them again.
+  std::vector<v1::RunRecord> records;
 
   // The records refused on receipt, by index, and a short code per rejection for metrics.
   std::vector<v1::Rejection> rejections;
@@ -32,7 +36,7 @@ struct PreparedBatch {
 PreparedBatch PrepareBatch(const v1::RecordBatch& batch, const RunStore& store);
 
 // Returns the metrics code of a rejection reason, e.g. "missing_run_id", "unknown_phase",
-// "malformed", "too_large" (see the .cc for the list).
+// "malformed", "too_large": one of kRejectionCodes (rejection_codes.h).
 std::string RejectionCode(const absl::Status& status);
 
 // Returns the Ack of `batch` given one store result per prepared run (empty when it had none).

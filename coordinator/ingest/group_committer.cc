@@ -1,6 +1,7 @@
 #include "coordinator/ingest/group_committer.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/log.h"
@@ -86,9 +87,16 @@ absl::Status GroupCommitter::StoreGroup(const std::vector<std::shared_ptr<Commit
   std::vector<const PreparedRuns*> parts;
   parts.reserve(group.size());
   for (const auto& work : group) parts.push_back(&work->runs);
+  // The real steady clock, not clock_: the latency is PostgreSQL's, which a simulated clock in
+  // a test would report as zero.
+  const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<RunStoreResult>> results = store_->StoreRuns(parts);
-  if (!results.ok()) return results.status();
-  metrics_->GroupCommitted(results->size());
+  if (!results.ok()) {
+    metrics_->DatabaseError("store_runs");
+    return results.status();
+  }
+  metrics_->GroupCommitted(results->size(),
+                           absl::FromChrono(std::chrono::steady_clock::now() - started));
   size_t at = 0;
   for (const auto& work : group) {
     const size_t n = work->runs.runs.size();
@@ -100,13 +108,15 @@ absl::Status GroupCommitter::StoreGroup(const std::vector<std::shared_ptr<Commit
 
 absl::Status GroupCommitter::ApplyMachines(std::map<std::string, MachineWork>* machines) {
   for (auto it = machines->begin(); it != machines->end();) {
-    absl::Status status = it->second.upsert.has_value()
+    const bool upsert = it->second.upsert.has_value();
+    absl::Status status = upsert
                               ? store_->UpsertMachine([&] {
                                   MachineUpdate u = *it->second.upsert;
                                   u.seen = it->second.seen;
                                   return u;
                                 }())
                               : store_->TouchMachine(it->first, it->second.seen);
+    if (!status.ok()) metrics_->DatabaseError(upsert ? "upsert_machine" : "touch_machine");
     if (absl::IsUnavailable(status)) return status;  // keep the rest for the retry
     if (!status.ok()) Log(absl::StrCat("dropping an update of machine ", it->first, ": ", status.ToString()));
     it = machines->erase(it);

@@ -1,7 +1,8 @@
-// StoredRunsRelay: hands the records of each committed group to the scheduler
-// (Scheduler::RunsStored counts flags per task and checks regressions, which reads the database)
-// on a thread of its own, so the group committer's thread, which calls Post() right after COMMIT,
-// never waits for it. Owned by AgentGatewayService; thread-safe.
+// StoredRunsRelay: hands the records stored by each committed group to the metrics
+// (CoordinatorMetrics::RunStored) and the scheduler (Scheduler::RunsStored counts flags per task
+// and checks regressions, which reads the database) on a thread of its own, so the group
+// committer's thread, which calls Post() right after COMMIT, never waits for them. Owned by
+// AgentGatewayService; thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_INGEST_STORED_RUNS_RELAY_H_
 #define BENCHFLEET_COORDINATOR_INGEST_STORED_RUNS_RELAY_H_
 

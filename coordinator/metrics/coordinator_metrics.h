@@ -1,13 +1,38 @@
-// What the coordinator counts: records stored, duplicated and rejected (by reason), agents
-// connected. An interface so that ingest/ and admin/ never see prometheus-cpp
-// (PrometheusMetrics in prometheus_metrics.h is the real one). Implementations are thread-safe.
+// What the coordinator counts (the catalogue, with every name, label and the worst-case series
+// count, is coordinator/metrics/README.md). An interface so that ingest/, scheduler/ and admin/
+// never see prometheus-cpp (PrometheusMetrics in prometheus_metrics.h is the real one).
+// Implementations are thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_METRICS_COORDINATOR_METRICS_H_
 #define BENCHFLEET_COORDINATOR_METRICS_COORDINATOR_METRICS_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace benchfleet::v1 {
+class RunRecord;
+}  // namespace benchfleet::v1
 
 namespace benchfleet::coordinator {
+
+// What the shared database says about the whole fleet; every replica reads the same, so
+// dashboards aggregate these with max, never sum.
+struct FleetSnapshot {
+  int64_t agents_known = 0;
+  // Agents seen within the last 24 hours: each gets benchfleet_coordinator_agent_connected at 0
+  // on a replica that does not hold its stream, so `max by (agent)` says whether any holds it.
+  std::vector<std::string> recent_agents;
+  // Task state name ("pending", "running", "succeeded", "failed", "cancelled", ...: the
+  // v1::TaskStatus::State names in lower case, without STATE_) -> count; every state is present,
+  // at 0 when none.
+  std::map<std::string, int64_t> tasks_by_state;
+  // (agent, task name) of every task not yet finished: their flag counters exist from now on.
+  std::vector<std::pair<std::string, std::string>> open_tasks;
+};
 
 class CoordinatorMetrics {
  public:
@@ -19,14 +44,34 @@ class CoordinatorMetrics {
   // `reason` is a short snake_case code, e.g. "missing_run_id" (see ingest/batch.h).
   virtual void RecordRejected(std::string_view reason) = 0;
 
-  virtual void AgentConnected() = 0;
-  virtual void AgentDisconnected() = 0;
+  // A stream opened by `agent_id`'s Hello (zero-initialises that agent's label sets), and closed.
+  virtual void AgentConnected(std::string_view agent_id) = 0;
+  virtual void AgentDisconnected(std::string_view agent_id) = 0;
 
-  // One group commit of `runs` runs (stored, duplicated or refused).
-  virtual void GroupCommitted(uint64_t runs) = 0;
+  // One RecordBatch received from an agent, with `records` records in it.
+  virtual void BatchReceived(uint64_t records) = 0;
+
+  // One group commit of `runs` runs (stored, duplicated or refused) that took `latency`.
+  virtual void GroupCommitted(uint64_t runs, absl::Duration latency) = 0;
+
+  // A database operation that failed ("store_runs", "upsert_machine", "scheduler_tick", ...).
+  virtual void DatabaseError(std::string_view operation) = 0;
+
+  // A run this coordinator stored (never a duplicate): its figures and flags.
+  virtual void RunStored(const v1::RunRecord& record) = 0;
 
   // A run of a scheduled series checked against its baseline; `regression` when flagged.
   virtual void RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) = 0;
+
+  // A task of a series given to `agent_id`: its flag counters exist at 0 from now on.
+  virtual void TaskKnown(std::string_view agent_id, std::string_view task) = 0;
+
+  // The fleet-wide gauges, read from the database on the coordinator's tick.
+  virtual void FleetObserved(const FleetSnapshot& snapshot) = 0;
+
+  // A gRPC call finished: `method` is the full name ("/benchfleet.v1.Admin/ListRuns"), `code` the
+  // status code's name ("OK", "NOT_FOUND", ...).
+  virtual void RpcHandled(std::string_view method, std::string_view code) = 0;
 };
 
 // Counts nothing; for tests that do not look at metrics.
@@ -35,10 +80,16 @@ class NullMetrics : public CoordinatorMetrics {
   void RecordsStored(uint64_t) override {}
   void RecordsDuplicated(uint64_t) override {}
   void RecordRejected(std::string_view) override {}
-  void AgentConnected() override {}
-  void AgentDisconnected() override {}
-  void GroupCommitted(uint64_t) override {}
+  void AgentConnected(std::string_view) override {}
+  void AgentDisconnected(std::string_view) override {}
+  void BatchReceived(uint64_t) override {}
+  void GroupCommitted(uint64_t, absl::Duration) override {}
+  void DatabaseError(std::string_view) override {}
+  void RunStored(const v1::RunRecord&) override {}
   void RegressionChecked(std::string_view, std::string_view, bool) override {}
+  void TaskKnown(std::string_view, std::string_view) override {}
+  void FleetObserved(const FleetSnapshot&) override {}
+  void RpcHandled(std::string_view, std::string_view) override {}
 };
 
 }  // namespace benchfleet::coordinator

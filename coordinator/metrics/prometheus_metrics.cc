@@ -4,43 +4,199 @@
 #include <prometheus/exposer.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <cmath>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "benchfleet/v1/fleet.pb.h"
+#include "coordinator/ingest/rejection_codes.h"
 
 namespace benchfleet::coordinator {
+namespace {
+
+using prometheus::Labels;
+
+// Positions in PrometheusMetrics::FlagCounters (the order of kRunFlags).
+constexpr size_t kCacheHitFlag = 0;
+constexpr size_t kThroughputDropFlag = 1;
+constexpr size_t kRegressionFlag = 2;
+constexpr size_t kFailedFlag = 3;
+
+// The `operation` label's values (metrics/README.md): each exists at 0 from the start.
+constexpr const char* kDatabaseOperations[] = {"store_runs", "upsert_machine", "touch_machine",
+                                               "scheduler_tick", "fleet_snapshot"};
+
+// Histogram buckets (upper bounds; +Inf is implicit). Listed in metrics/README.md too.
+const std::vector<double>& BatchRecordsBuckets() {
+  static const auto* b = new std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000};
+  return *b;
+}
+const std::vector<double>& CommitSecondsBuckets() {
+  static const auto* b =
+      new std::vector<double>{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+  return *b;
+}
+const std::vector<double>& RunSecondsBuckets() {
+  static const auto* b =
+      new std::vector<double>{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 120, 300, 600};
+  return *b;
+}
+const std::vector<double>& TokensPerSecondBuckets() {
+  static const auto* b = new std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000};
+  return *b;
+}
+const std::vector<double>& MemoryBytesBuckets() {
+  // 64 MiB (2^26) to 256 GiB (2^38), powers of 2.
+  static const auto* b = [] {
+    auto* v = new std::vector<double>;
+    for (int e = 26; e <= 38; ++e) v->push_back(std::ldexp(1.0, e));
+    return v;
+  }();
+  return *b;
+}
+
+// "STATE_PENDING" -> "pending": the `state` label of benchfleet_fleet_tasks.
+std::vector<std::string> TaskStateLabels() {
+  std::vector<std::string> states;
+  const auto* descriptor = v1::TaskStatus::State_descriptor();
+  for (int i = 0; i < descriptor->value_count(); ++i) {
+    const int number = descriptor->value(i)->number();
+    if (number == v1::TaskStatus::STATE_UNSPECIFIED) continue;
+    states.push_back(absl::AsciiStrToLower(descriptor->value(i)->name().substr(sizeof("STATE_") - 1)));
+  }
+  return states;
+}
+
+Labels RunLabelSet(const RunLabels& l, const std::string& kind) {
+  Labels labels{{"agent", l.agent}, {"task", l.task},       {"backend", l.backend},
+                {"mode", l.mode},   {"phase", l.phase},     {"variant", l.variant},
+                {"simulated", l.simulated}};
+  if (!kind.empty()) labels.emplace("kind", kind);
+  return labels;
+}
+
+// A key for one bench-result label set; '\x1f' cannot come from a label rule.
+std::string RunKey(const RunLabels& l) {
+  return absl::StrCat(l.agent, "\x1f", l.task, "\x1f", l.backend, "\x1f", l.mode, "\x1f", l.phase,
+                      "\x1f", l.variant, "\x1f", l.simulated);
+}
+
+}  // namespace
 
 PrometheusMetrics::PrometheusMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  prometheus::Registry& r = *registry_;
+
+  // ---- Fleet health ----
+  agents_connected_ = &prometheus::BuildGauge()
+                           .Name("benchfleet_coordinator_agents_connected")
+                           .Help("Agent streams open on this coordinator")
+                           .Register(r)
+                           .Add({});
+  agent_connected_ = &prometheus::BuildGauge()
+                          .Name("benchfleet_coordinator_agent_connected")
+                          .Help("1 while this coordinator holds the agent's stream, else 0; present for "
+                                "every agent seen in the last 24 hours (max by (agent) across replicas)")
+                          .Register(r);
+  agents_known_ = &prometheus::BuildGauge()
+                       .Name("benchfleet_fleet_agents_known")
+                       .Help("Agents in the database (fleet-wide: the same on every replica)")
+                       .Register(r)
+                       .Add({});
+  fleet_tasks_ = &prometheus::BuildGauge()
+                      .Name("benchfleet_fleet_tasks")
+                      .Help("Tasks in the database by state (fleet-wide: the same on every replica)")
+                      .Register(r);
+  for (const std::string& state : TaskStateLabels()) fleet_tasks_->Add({{"state", state}});
+
   auto& records = prometheus::BuildCounter()
                       .Name("benchfleet_coordinator_records_total")
                       .Help("Records received from agents, by what became of them")
-                      .Register(*registry_);
+                      .Register(r);
   stored_ = &records.Add({{"result", "stored"}});
   duplicated_ = &records.Add({{"result", "duplicate"}});
   rejected_ = &prometheus::BuildCounter()
                    .Name("benchfleet_coordinator_records_rejected_total")
                    .Help("Records refused, by reason")
-                   .Register(*registry_);
-  agents_connected_ = &prometheus::BuildGauge()
-                           .Name("benchfleet_coordinator_agents_connected")
-                           .Help("Agent streams open now")
-                           .Register(*registry_)
-                           .Add({});
+                   .Register(r);
+  for (const char* reason : kRejectionCodes) rejected_->Add({{"reason", reason}});
+  batch_records_ = &prometheus::BuildHistogram()
+                        .Name("benchfleet_coordinator_ingest_batch_records")
+                        .Help("Records per RecordBatch received from an agent")
+                        .Register(r)
+                        .Add({}, BatchRecordsBuckets());
+  commit_duration_ = &prometheus::BuildHistogram()
+                          .Name("benchfleet_coordinator_commit_duration_seconds")
+                          .Help("Latency of one group commit (COPY to COMMIT), in seconds")
+                          .Register(r)
+                          .Add({}, CommitSecondsBuckets());
   commits_ = &prometheus::BuildCounter()
                   .Name("benchfleet_coordinator_group_commits_total")
-                  .Help("Transactions that stored a group of runs")
-                  .Register(*registry_)
+                  .Help("Group commits: transactions that stored a group of runs")
+                  .Register(r)
                   .Add({});
   committed_runs_ = &prometheus::BuildCounter()
                          .Name("benchfleet_coordinator_group_commit_runs_total")
                          .Help("Runs written by group commits (stored, duplicate or refused)")
-                         .Register(*registry_)
+                         .Register(r)
                          .Add({});
+  database_errors_ = &prometheus::BuildCounter()
+                          .Name("benchfleet_coordinator_database_errors_total")
+                          .Help("Database operations that failed, by operation")
+                          .Register(r);
+  for (const char* operation : kDatabaseOperations) database_errors_->Add({{"operation", operation}});
+  grpc_requests_ = &prometheus::BuildCounter()
+                        .Name("benchfleet_coordinator_grpc_requests_total")
+                        .Help("gRPC calls finished, by full method name and status code")
+                        .Register(r);
   regression_checks_ = &prometheus::BuildCounter()
                             .Name("benchfleet_coordinator_regression_checks_total")
                             .Help("Runs of scheduled series checked against their baseline, by agent, task and "
                                   "verdict (regression or ok)")
-                            .Register(*registry_);
+                            .Register(r);
+
+  // ---- Bench results ----
+  last_wall_ = &prometheus::BuildGauge()
+                    .Name("benchfleet_run_last_wall_seconds")
+                    .Help("Wall time of the last stored run of the label set, in seconds")
+                    .Register(r);
+  wall_ = &prometheus::BuildHistogram()
+               .Name("benchfleet_run_wall_seconds")
+               .Help("Wall time of stored runs, in seconds")
+               .Register(r);
+  last_tokens_ = &prometheus::BuildGauge()
+                      .Name("benchfleet_run_last_tokens_per_second")
+                      .Help("Tokens per second of the last stored run of the label set (metric "
+                            "tokens_per_second, else predicted_per_second)")
+                      .Register(r);
+  tokens_ = &prometheus::BuildHistogram()
+                 .Name("benchfleet_run_tokens_per_second")
+                 .Help("Tokens per second of stored runs (metric tokens_per_second, else predicted_per_second)")
+                 .Register(r);
+  last_ttft_ = &prometheus::BuildGauge()
+                    .Name("benchfleet_run_last_time_to_first_token_seconds")
+                    .Help("Time to first token of the last stored run of the label set, in seconds")
+                    .Register(r);
+  ttft_ = &prometheus::BuildHistogram()
+               .Name("benchfleet_run_time_to_first_token_seconds")
+               .Help("Time to first token of stored runs, in seconds")
+               .Register(r);
+  last_memory_ = &prometheus::BuildGauge()
+                      .Name("benchfleet_run_last_memory_peak_bytes")
+                      .Help("Largest memory figure of each kind in the last stored run of the label set, "
+                            "in bytes (process and device kinds are different things: never add them)")
+                      .Register(r);
+  memory_ = &prometheus::BuildHistogram()
+                 .Name("benchfleet_run_memory_peak_bytes")
+                 .Help("Largest memory figure of each kind in stored runs, in bytes")
+                 .Register(r);
+  flagged_ = &prometheus::BuildCounter()
+                  .Name("benchfleet_runs_flagged_total")
+                  .Help("Stored runs flagged cache_hit or throughput_drop, found a regression by the "
+                        "coordinator's check, or failed; by agent, task and flag")
+                  .Register(r);
 }
 
 PrometheusMetrics::~PrometheusMetrics() = default;
@@ -56,22 +212,191 @@ void PrometheusMetrics::RecordRejected(std::string_view reason) {
   rejected_->Add({{"reason", std::string(reason)}}).Increment();
 }
 
-void PrometheusMetrics::RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) {
-  // Both verdicts exist from the first check of an (agent, task), so increase() alerts see the first
-  // regression.
-  auto& ok = regression_checks_->Add({{"agent", std::string(agent_id)}, {"task", std::string(task)}, {"verdict", "ok"}});
-  auto& bad = regression_checks_->Add(
-      {{"agent", std::string(agent_id)}, {"task", std::string(task)}, {"verdict", "regression"}});
-  (regression ? bad : ok).Increment();
+void PrometheusMetrics::AgentConnected(std::string_view agent_id) {
+  agents_connected_->Increment();
+  std::lock_guard<std::mutex> lock(mu_);
+  // One agent may briefly hold two streams (a reconnect before the old one is noticed dead).
+  ++streams_by_agent_[std::string(agent_id)];
+  AgentGaugeLocked(std::string(agent_id)).Set(1);
 }
 
-void PrometheusMetrics::AgentConnected() { agents_connected_->Increment(); }
+void PrometheusMetrics::AgentDisconnected(std::string_view agent_id) {
+  agents_connected_->Decrement();
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = streams_by_agent_.find(agent_id);
+  if (it == streams_by_agent_.end()) return;
+  if (--it->second > 0) return;
+  streams_by_agent_.erase(it);
+  AgentGaugeLocked(std::string(agent_id)).Set(0);
+}
 
-void PrometheusMetrics::AgentDisconnected() { agents_connected_->Decrement(); }
+prometheus::Gauge& PrometheusMetrics::AgentGaugeLocked(const std::string& agent) {
+  auto [it, inserted] = agent_gauges_.try_emplace(agent, nullptr);
+  if (inserted) it->second = &agent_connected_->Add({{"agent", agent}});
+  return *it->second;
+}
 
-void PrometheusMetrics::GroupCommitted(uint64_t runs) {
+void PrometheusMetrics::BatchReceived(uint64_t records) {
+  batch_records_->Observe(static_cast<double>(records));
+}
+
+void PrometheusMetrics::GroupCommitted(uint64_t runs, absl::Duration latency) {
   commits_->Increment();
   committed_runs_->Increment(static_cast<double>(runs));
+  commit_duration_->Observe(absl::ToDoubleSeconds(latency));
+}
+
+void PrometheusMetrics::DatabaseError(std::string_view operation) {
+  database_errors_->Add({{"operation", std::string(operation)}}).Increment();
+}
+
+PrometheusMetrics::FlagCounters& PrometheusMetrics::FlagsOfLocked(const std::string& agent,
+                                                                  const std::string& task) {
+  auto [it, inserted] = flags_.try_emplace(AgentTask(agent, task));
+  if (inserted) {
+    // All four at once, so that increase() sees the first flag of any kind.
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      it->second[i] = &flagged_->Add({{"agent", agent}, {"task", task}, {"flag", kRunFlags[i]}});
+    }
+  }
+  return it->second;
+}
+
+std::string PrometheusMetrics::BoundedVariantLocked(const RunLabels& labels) {
+  // A variant already "other" (too long) takes none of the 16 places.
+  if (labels.variant == kVariantOther) return labels.variant;
+  std::set<std::string>& seen = variants_[AgentTask(labels.agent, labels.task)];
+  if (seen.count(labels.variant) > 0) return labels.variant;
+  if (seen.size() >= kMaxVariantsPerTask) return kVariantOther;
+  seen.insert(labels.variant);
+  return labels.variant;
+}
+
+PrometheusMetrics::FigureSeries& PrometheusMetrics::FigureOfLocked(
+    const RunLabels& labels, FigureSeries& series, prometheus::Family<prometheus::Gauge>* last,
+    prometheus::Family<prometheus::Histogram>* histogram, const std::vector<double>& buckets,
+    const std::string& kind) {
+  if (series.last == nullptr) {
+    const Labels set = RunLabelSet(labels, kind);
+    series.last = &last->Add(set);
+    series.histogram = &histogram->Add(set, buckets);
+  }
+  return series;
+}
+
+void PrometheusMetrics::ObserveFigure(FigureSeries& series, double value) {
+  series.last->Set(value);
+  series.histogram->Observe(value);
+}
+
+PrometheusMetrics::KnownRun PrometheusMetrics::KnownRunLocked(const v1::RunRecord& record, bool failed) {
+  key_scratch_.clear();
+  absl::StrAppend(&key_scratch_, record.agent_id(), "\x1f", record.task(), "\x1f", record.backend(), "\x1f",
+                  record.mode(), "\x1f", static_cast<int>(record.phase()), "\x1f", VariantOf(record), "\x1f",
+                  record.simulated() ? "1" : "0");
+  if (const auto it = known_runs_.find(key_scratch_); it != known_runs_.end()) return it->second;
+
+  RunLabels labels = RunLabelsOf(record);
+  KnownRun run;
+  run.flags = &FlagsOfLocked(labels.agent, labels.task);
+  if (failed) return run;  // it creates no series, so it takes no variant place either
+  const std::string variant = labels.variant;
+  labels.variant = BoundedVariantLocked(labels);
+  auto [series, created] = run_series_.try_emplace(RunKey(labels));
+  if (created) series->second.labels = labels;
+  run.series = &series->second;
+  // "other" stands for any number of variants: caching those would grow without bound.
+  if (labels.variant == variant) known_runs_.emplace(key_scratch_, run);
+  return run;
+}
+
+void PrometheusMetrics::RunStored(const v1::RunRecord& record) {
+  const RunFigures figures = RunFiguresOf(record);
+
+  std::lock_guard<std::mutex> lock(mu_);
+  const KnownRun run = KnownRunLocked(record, figures.failed);
+  FlagCounters& flags = *run.flags;
+  if (figures.cache_hit) flags[kCacheHitFlag]->Increment();
+  if (figures.throughput_drop) flags[kThroughputDropFlag]->Increment();
+  if (figures.failed) {
+    flags[kFailedFlag]->Increment();
+    return;  // a failed run's figures measure nothing
+  }
+
+  RunSeries& series = *run.series;
+  const RunLabels& labels = series.labels;
+  if (figures.wall_seconds.has_value()) {
+    ObserveFigure(FigureOfLocked(labels, series.wall, last_wall_, wall_, RunSecondsBuckets()),
+                  *figures.wall_seconds);
+  }
+  if (figures.tokens_per_second.has_value()) {
+    ObserveFigure(FigureOfLocked(labels, series.tokens, last_tokens_, tokens_, TokensPerSecondBuckets()),
+                  *figures.tokens_per_second);
+  }
+  if (figures.time_to_first_token_seconds.has_value()) {
+    ObserveFigure(FigureOfLocked(labels, series.ttft, last_ttft_, ttft_, RunSecondsBuckets()),
+                  *figures.time_to_first_token_seconds);
+  }
+  for (const auto& [kind, bytes] : figures.memory_peak_bytes) {
+    ObserveFigure(
+        FigureOfLocked(labels, series.memory[kind], last_memory_, memory_, MemoryBytesBuckets(), kind), bytes);
+  }
+}
+
+void PrometheusMetrics::RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) {
+  const std::string agent(agent_id), task_name(task);
+  // Both verdicts exist from the first check of an (agent, task), so increase() alerts see the
+  // first regression.
+  auto& ok = regression_checks_->Add({{"agent", agent}, {"task", task_name}, {"verdict", "ok"}});
+  auto& bad = regression_checks_->Add({{"agent", agent}, {"task", task_name}, {"verdict", "regression"}});
+  (regression ? bad : ok).Increment();
+  std::lock_guard<std::mutex> lock(mu_);
+  FlagCounters& flags = FlagsOfLocked(agent, task_name);
+  if (regression) flags[kRegressionFlag]->Increment();
+}
+
+void PrometheusMetrics::TaskKnown(std::string_view agent_id, std::string_view task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FlagsOfLocked(std::string(agent_id), std::string(task));
+}
+
+void PrometheusMetrics::FleetObserved(const FleetSnapshot& snapshot) {
+  agents_known_->Set(static_cast<double>(snapshot.agents_known));
+  for (const auto& [state, count] : snapshot.tasks_by_state) {
+    fleet_tasks_->Add({{"state", state}}).Set(static_cast<double>(count));
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [agent, task] : snapshot.open_tasks) FlagsOfLocked(agent, task);
+
+  // Every agent seen lately has its gauge (at 0 unless its stream is here); one not seen for
+  // 24 hours and not connected here loses it, so label sets do not outlive the fleet.
+  const std::set<std::string> recent(snapshot.recent_agents.begin(), snapshot.recent_agents.end());
+  for (const std::string& agent : recent) AgentGaugeLocked(agent);
+  for (auto it = agent_gauges_.begin(); it != agent_gauges_.end();) {
+    if (recent.count(it->first) > 0 || streams_by_agent_.count(it->first) > 0) {
+      ++it;
+      continue;
+    }
+    agent_connected_->Remove(it->second);
+    it = agent_gauges_.erase(it);
+  }
+}
+
+void PrometheusMetrics::RpcMethodsServed(const std::vector<std::string>& methods) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& method : methods) {
+    rpc_methods_.insert(method);
+    grpc_requests_->Add({{"method", method}, {"code", "OK"}});
+  }
+}
+
+void PrometheusMetrics::RpcHandled(std::string_view method, std::string_view code) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (rpc_methods_.find(method) == rpc_methods_.end()) return;
+  }
+  grpc_requests_->Add({{"method", std::string(method)}, {"code", std::string(code)}}).Increment();
 }
 
 absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(

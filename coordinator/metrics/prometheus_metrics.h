@@ -1,21 +1,29 @@
-// CoordinatorMetrics on a prometheus-cpp Registry, and the HTTP endpoint (/metrics) that serves
-// it. The only place the coordinator touches prometheus-cpp. Owned by CoordinatorServer;
-// thread-safe (prometheus-cpp counters and gauges are atomic).
+// CoordinatorMetrics on a prometheus-cpp Registry (every family of metrics/README.md), and the
+// HTTP endpoint (/metrics) that serves it. The only place the coordinator touches prometheus-cpp.
+// Owned by CoordinatorServer; thread-safe (prometheus-cpp metrics are atomic; the label-set
+// bookkeeping below is guarded by one mutex).
 #ifndef BENCHFLEET_COORDINATOR_METRICS_PROMETHEUS_METRICS_H_
 #define BENCHFLEET_COORDINATOR_METRICS_PROMETHEUS_METRICS_H_
 
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "coordinator/metrics/coordinator_metrics.h"
+#include "coordinator/metrics/run_labels.h"
 
 namespace prometheus {
 class Counter;
 class Exposer;
 class Gauge;
+class Histogram;
 class Registry;
 template <typename T>
 class Family;
@@ -23,31 +31,113 @@ class Family;
 
 namespace benchfleet::coordinator {
 
+// At most this many distinct variant label values per (agent, task); later ones are "other".
+inline constexpr size_t kMaxVariantsPerTask = 16;
+
 class PrometheusMetrics : public CoordinatorMetrics {
  public:
   PrometheusMetrics();
   ~PrometheusMetrics() override;
+  PrometheusMetrics(const PrometheusMetrics&) = delete;
+  PrometheusMetrics& operator=(const PrometheusMetrics&) = delete;
 
   void RecordsStored(uint64_t count) override;
   void RecordsDuplicated(uint64_t count) override;
   void RecordRejected(std::string_view reason) override;
-  void AgentConnected() override;
-  void AgentDisconnected() override;
-  void GroupCommitted(uint64_t runs) override;
+  void AgentConnected(std::string_view agent_id) override;
+  void AgentDisconnected(std::string_view agent_id) override;
+  void BatchReceived(uint64_t records) override;
+  void GroupCommitted(uint64_t runs, absl::Duration latency) override;
+  void DatabaseError(std::string_view operation) override;
+  void RunStored(const v1::RunRecord& record) override;
   void RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) override;
+  void TaskKnown(std::string_view agent_id, std::string_view task) override;
+  void FleetObserved(const FleetSnapshot& snapshot) override;
+  void RpcHandled(std::string_view method, std::string_view code) override;
+
+  // Declares the gRPC methods served ("/benchfleet.v1.Admin/ListRuns", ...): each gets
+  // benchfleet_coordinator_grpc_requests_total{code="OK"} at 0, and RpcHandled counts only these
+  // (so the `method` label stays bounded whatever a client asks for).
+  void RpcMethodsServed(const std::vector<std::string>& methods);
 
   // The registry, for an exposer and for tests (Registry::Collect, no HTTP).
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
  private:
+  // The last-value gauge and the histogram of one figure of one label set.
+  struct FigureSeries {
+    prometheus::Gauge* last = nullptr;
+    prometheus::Histogram* histogram = nullptr;
+  };
+  // The series of one (agent, task, backend, mode, phase, variant, simulated), created when a
+  // run first has the figure.
+  struct RunSeries {
+    RunLabels labels;  // variant bounded
+    FigureSeries wall;
+    FigureSeries tokens;
+    FigureSeries ttft;
+    std::map<std::string, FigureSeries> memory;  // by kind
+  };
+  // benchfleet_runs_flagged_total of one (agent, task), in kRunFlags order.
+  using FlagCounters = std::array<prometheus::Counter*, 4>;
+  using AgentTask = std::pair<std::string, std::string>;
+  // Where a stored run's flags and figures go (series null for a failed run not seen before).
+  struct KnownRun {
+    FlagCounters* flags = nullptr;
+    RunSeries* series = nullptr;
+  };
+
+  prometheus::Gauge& AgentGaugeLocked(const std::string& agent);
+  FlagCounters& FlagsOfLocked(const std::string& agent, const std::string& task);
+  std::string BoundedVariantLocked(const RunLabels& labels);
+  KnownRun KnownRunLocked(const v1::RunRecord& record, bool failed);
+  FigureSeries& FigureOfLocked(const RunLabels& labels, FigureSeries& series,
+                               prometheus::Family<prometheus::Gauge>* last,
+                               prometheus::Family<prometheus::Histogram>* histogram,
+                               const std::vector<double>& buckets, const std::string& kind = "");
+  void ObserveFigure(FigureSeries& series, double value);
+
   std::shared_ptr<prometheus::Registry> registry_;
+
+  // Fleet health.
+  prometheus::Gauge* agents_connected_;
+  prometheus::Family<prometheus::Gauge>* agent_connected_;
+  prometheus::Gauge* agents_known_;
+  prometheus::Family<prometheus::Gauge>* fleet_tasks_;
   prometheus::Counter* stored_;
   prometheus::Counter* duplicated_;
   prometheus::Family<prometheus::Counter>* rejected_;
-  prometheus::Gauge* agents_connected_;
+  prometheus::Histogram* batch_records_;
+  prometheus::Histogram* commit_duration_;
   prometheus::Counter* commits_;
   prometheus::Counter* committed_runs_;
+  prometheus::Family<prometheus::Counter>* database_errors_;
+  prometheus::Family<prometheus::Counter>* grpc_requests_;
   prometheus::Family<prometheus::Counter>* regression_checks_;
+
+  // Bench results.
+  prometheus::Family<prometheus::Gauge>* last_wall_;
+  prometheus::Family<prometheus::Histogram>* wall_;
+  prometheus::Family<prometheus::Gauge>* last_tokens_;
+  prometheus::Family<prometheus::Histogram>* tokens_;
+  prometheus::Family<prometheus::Gauge>* last_ttft_;
+  prometheus::Family<prometheus::Histogram>* ttft_;
+  prometheus::Family<prometheus::Gauge>* last_memory_;
+  prometheus::Family<prometheus::Histogram>* memory_;
+  prometheus::Family<prometheus::Counter>* flagged_;
+
+  std::mutex mu_;
+  std::map<std::string, int, std::less<>> streams_by_agent_;  // open streams; guarded by mu_
+  std::map<std::string, prometheus::Gauge*> agent_gauges_;    // agent_connected; guarded by mu_
+  std::map<AgentTask, FlagCounters> flags_;                    // guarded by mu_
+  std::map<AgentTask, std::set<std::string>> variants_;        // the first 16; guarded by mu_
+  std::map<std::string, RunSeries> run_series_;                // by joined labels; guarded by mu_
+  // RunStored's fast path, one hash lookup for a label set seen before: the run's labels as it
+  // carries them (variant not bounded) -> its flags and series. Only runs whose variant kept its
+  // name are kept, so this holds at most one entry per series of run_series_.
+  std::unordered_map<std::string, KnownRun> known_runs_;       // guarded by mu_
+  std::string key_scratch_;  // reused for the lookup key, so a known run allocates nothing; guarded by mu_
+  std::set<std::string, std::less<>> rpc_methods_;             // guarded by mu_
 };
 
 // Serves a registry on http://ADDRESS/metrics until destroyed.

@@ -149,8 +149,9 @@ struct Scheduler::State {
     return it == sinks.end() ? nullptr : it->second;
   }
 
-  // Takes and sends the PENDING tasks of those of `agent_ids` connected here.
-  void Dispatch(const std::vector<std::string>& agent_ids) {
+  // Takes and sends the PENDING tasks of those of `agent_ids` connected here. Returns false when
+  // the database could not be read.
+  bool Dispatch(const std::vector<std::string>& agent_ids) {
     std::vector<std::string> here;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -158,15 +159,16 @@ struct Scheduler::State {
         if (sinks.count(id) > 0) here.push_back(id);
       }
     }
-    if (here.empty()) return;
+    if (here.empty()) return true;
     const absl::Time now = Now();
     absl::StatusOr<std::vector<ClaimedTask>> claimed =
         store->ClaimPendingTasks(here, options.coordinator_id, now, now + options.lease);
     if (!claimed.ok()) {
       Log(absl::StrCat("scheduler: cannot take pending tasks: ", claimed.status().message()));
-      return;
+      return false;
     }
     for (const ClaimedTask& task : *claimed) {
+      options.metrics->TaskKnown(task.agent_id, task.task);
       v1::TaskAssignment assignment;
       assignment.set_task_id(task.task_id);
       assignment.set_series_id(task.series_id);
@@ -187,6 +189,7 @@ struct Scheduler::State {
       if (!written.ok()) Log(absl::StrCat("scheduler: task ", task.task_id, ": ", written.status().message()));
     }
     if (!claimed->empty()) Bump();
+    return true;
   }
 
   // Sends again the RUNNING tasks of an agent that (re)connected here: one sent on a stream that
@@ -204,6 +207,7 @@ struct Scheduler::State {
     std::shared_ptr<TaskSink> sink = SinkOf(agent_id);
     if (sink == nullptr) return;
     for (const ClaimedTask& task : *running) {
+      options.metrics->TaskKnown(task.agent_id, task.task);
       v1::TaskAssignment assignment;
       assignment.set_task_id(task.task_id);
       assignment.set_series_id(task.series_id);
@@ -215,13 +219,13 @@ struct Scheduler::State {
   }
 
   // Sends the TaskCancels of tasks cancelled (here or by another coordinator) whose agents are
-  // connected here.
-  void SendCancels(const std::vector<std::string>& agent_ids) {
-    if (agent_ids.empty()) return;
+  // connected here. Returns false when the database could not be read.
+  bool SendCancels(const std::vector<std::string>& agent_ids) {
+    if (agent_ids.empty()) return true;
     absl::StatusOr<std::vector<TaskRow>> cancels = store->TakeCancels(agent_ids);
     if (!cancels.ok()) {
       Log(absl::StrCat("scheduler: cannot take task cancellations: ", cancels.status().message()));
-      return;
+      return false;
     }
     for (const TaskRow& t : *cancels) {
       std::shared_ptr<TaskSink> sink = SinkOf(t.status.agent_id());
@@ -231,6 +235,7 @@ struct Scheduler::State {
       cancel.set_reason("the series was cancelled by an operator");
       sink->SendCancel(cancel);
     }
+    return true;
   }
 
   std::vector<std::string> ConnectedAgents() {
@@ -240,13 +245,15 @@ struct Scheduler::State {
     return connected;
   }
 
-  void FinishSeries() {
+  // Returns false when the database could not be written.
+  bool FinishSeries() {
     absl::StatusOr<std::vector<std::string>> done = store->FinishDoneSeries();
     if (!done.ok()) {
       Log(absl::StrCat("scheduler: cannot end finished series: ", done.status().message()));
-    } else if (!done->empty()) {
-      Bump();
+      return false;
     }
+    if (!done->empty()) Bump();
+    return true;
   }
 
   absl::StatusOr<v1::SubmitSeriesResponse> Submit(const std::string& yaml, const std::string& source_name,
@@ -284,6 +291,7 @@ struct Scheduler::State {
     row.slot_time = slot;
     absl::StatusOr<std::string> id = store->CreateSeries(row, agents);
     if (!id.ok()) return id.status();
+    for (const std::string& agent : agents) options.metrics->TaskKnown(agent, row.task);
     response.set_series_id(*id);
     Bump();
     Dispatch(agents);
@@ -324,13 +332,15 @@ struct Scheduler::State {
   }
 
   // Ends (or retries) the tasks whose lease expired and expires those past their deadline.
-  void ReapDueTasks(absl::Time now) {
+  // Returns false when a database operation failed.
+  bool ReapDueTasks(absl::Time now) {
     absl::StatusOr<std::vector<DueTask>> due = store->ListDueTasks(now);
     if (!due.ok()) {
       Log(absl::StrCat("scheduler: cannot list due tasks: ", due.status().message()));
-      return;
+      return false;
     }
     bool any = false;
+    bool reached = true;
     for (const DueTask& d : *due) {
       TaskRow t = d.task;
       const v1::TaskStatus::State was = t.status.state();
@@ -356,6 +366,7 @@ struct Scheduler::State {
       t.lease_expiry.reset();
       absl::StatusOr<bool> written = store->UpdateTask(t, was, attempt, now);
       if (!written.ok()) {
+        reached = false;
         Log(absl::StrCat("scheduler: task ", t.status.task_id(), ": ", written.status().message()));
       } else if (*written) {
         any = true;
@@ -364,14 +375,17 @@ struct Scheduler::State {
       }
     }
     if (any) Bump();
+    return reached;
   }
 
-  void FireSchedules(absl::Time now) {
+  // Returns false when a database operation failed.
+  bool FireSchedules(absl::Time now) {
     absl::StatusOr<std::vector<ScheduleRow>> schedules = store->ListSchedules();
     if (!schedules.ok()) {
       Log(absl::StrCat("scheduler: cannot list schedules: ", schedules.status().message()));
-      return;
+      return false;
     }
+    bool reached = true;
     for (const ScheduleRow& s : *schedules) {
       absl::StatusOr<CronExpression> cron = CronExpression::Parse(s.cron);
       if (!cron.ok()) continue;  // refused by AddSchedule; cannot happen
@@ -381,6 +395,7 @@ struct Scheduler::State {
       if (!slot.has_value()) continue;
       absl::StatusOr<bool> won = store->ClaimSlot(s.id, *slot, options.coordinator_id, now);
       if (!won.ok()) {
+        reached = false;
         Log(absl::StrCat("scheduler: schedule ", s.id, ": ", won.status().message()));
         continue;
       }
@@ -392,6 +407,7 @@ struct Scheduler::State {
                                                      submitted->agent_ids_size(), " agents")
                                       : std::string(submitted.status().message())));
     }
+    return reached;
   }
 
   bool IsScheduledTask(const std::string& task_id) {
@@ -435,7 +451,7 @@ struct Scheduler::State {
       Log(absl::StrCat("scheduler: verdict of run ", record.run_id(), ": ", stored.message()));
       return;
     }
-    if (options.on_verdict) options.on_verdict(record, *verdict);
+    options.metrics->RegressionChecked(record.agent_id(), record.task(), verdict->regression());
     if (verdict->regression()) {
       Log(absl::StrCat("scheduler: REGRESSION run ", record.run_id(), " of agent ", record.agent_id(), ": ",
                        reason));
@@ -448,6 +464,10 @@ Scheduler::Scheduler(FleetStore* store, SchedulerOptions options) : state_(std::
   state_->store = store;
   state_->options = std::move(options);
   if (state_->options.clock == nullptr) state_->options.clock = &SystemClock();
+  if (state_->options.metrics == nullptr) {
+    static NullMetrics* const null_metrics = new NullMetrics();
+    state_->options.metrics = null_metrics;
+  }
 }
 
 Scheduler::~Scheduler() = default;
@@ -703,12 +723,17 @@ void Scheduler::Tick() {
     s.last_counter = *counter;
   }
   const absl::Time now = s.Now();
-  s.ReapDueTasks(now);
-  s.FireSchedules(now);
+  // Every step runs even when an earlier one failed (each is retried on the next tick anyway); a
+  // tick with any failure counts once.
+  const bool reaped = s.ReapDueTasks(now);
+  const bool fired = s.FireSchedules(now);
   const std::vector<std::string> connected = s.ConnectedAgents();
-  s.SendCancels(connected);
-  s.Dispatch(connected);
-  s.FinishSeries();
+  const bool cancels_sent = s.SendCancels(connected);
+  const bool dispatched = s.Dispatch(connected);
+  const bool finished = s.FinishSeries();
+  if (!(counter.ok() && reaped && fired && cancels_sent && dispatched && finished)) {
+    s.options.metrics->DatabaseError("scheduler_tick");
+  }
 }
 
 }  // namespace benchfleet::coordinator

@@ -24,6 +24,7 @@
 #include "benchfleet/v1/fleet.pb.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/clock.h"
+#include "coordinator/metrics/coordinator_metrics.h"
 // FleetStore: coordinator/store/fleet_store.h (the PostgreSQL side of the fleet).
 
 namespace benchfleet::coordinator {
@@ -48,8 +49,10 @@ struct SchedulerOptions {
   double regression_threshold = 0.10;
   // This coordinator's name in the store (which coordinator holds which agent's stream).
   std::string coordinator_id;
-  // Told of every regression verdict stored (the coordinator counts them in its metrics).
-  std::function<void(const v1::RunRecord& run, const v1::RegressionVerdict& verdict)> on_verdict;
+  // Told of every regression verdict stored, of every task given to an agent (TaskKnown) and of
+  // every Tick in which a database operation failed (DatabaseError "scheduler_tick"). Not owned;
+  // null: nothing is counted.
+  CoordinatorMetrics* metrics = nullptr;
 };
 
 class Scheduler {

@@ -19,6 +19,7 @@
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/fleet.pb.h"
 #include "benchfleet/v1/record.pb.h"
+#include "coordinator/metrics/coordinator_metrics.h"
 
 namespace benchfleet::coordinator {
 
@@ -51,6 +52,7 @@ struct ClaimedTask {
   std::string task_id;
   std::string series_id;
   std::string agent_id;
+  std::string task;  // the series' task name
   uint32_t attempt = 1;
   std::string spec_yaml;
   std::optional<absl::Time> deadline;
@@ -189,6 +191,12 @@ class FleetStore {
   // The verdicts of the series' tasks, {task id: verdicts by run start}.
   virtual absl::StatusOr<std::map<std::string, std::vector<v1::RegressionVerdict>>> ListVerdicts(
       const std::string& series_id) = 0;
+
+  // ---- Metrics ----
+  // Reads the fleet-wide gauges in one statement: machines known, the agents whose last_seen is
+  // at or after `seen_since`, tasks by state (every state of v1::TaskStatus, lower case, 0 when
+  // none) and the (agent, series' task name) of every PENDING or RUNNING task, sorted.
+  virtual absl::StatusOr<FleetSnapshot> ReadFleetSnapshot(absl::Time seen_since) = 0;
 };
 
 }  // namespace benchfleet::coordinator

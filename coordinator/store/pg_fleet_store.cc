@@ -1,12 +1,15 @@
 #include "coordinator/store/pg_fleet_store.h"
 
+#include <algorithm>
 #include <set>
+#include <string_view>
 
 #include <pqxx/connection>
 #include <pqxx/nontransaction>
 #include <pqxx/result>
 #include <pqxx/transaction>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -136,7 +139,7 @@ void Notify(pqxx::transaction_base& tx, const std::string& series_id) {
 }
 
 // A task row as the claim and take-over statements return it: id, series_id, agent_id, attempt,
-// spec_yaml, deadline (microseconds).
+// spec_yaml, deadline (microseconds), the series' task name.
 ClaimedTask ClaimedTaskOf(const pqxx::row& row) {
   ClaimedTask t;
   t.task_id = row[0].c_str();
@@ -145,6 +148,7 @@ ClaimedTask ClaimedTaskOf(const pqxx::row& row) {
   t.attempt = row[3].as<uint32_t>();
   t.spec_yaml = row[4].c_str();
   t.deadline = OptTime(row[5]);
+  t.task = row[6].c_str();
   return t;
 }
 
@@ -284,7 +288,7 @@ class PgFleetStore : public FleetStore {
               "lease_expiry = $4::timestamptz, updated = $3::timestamptz "
               "FROM picked, series s WHERE t.id = picked.id AND s.id = t.series_id "
               "RETURNING t.id::text, t.series_id::text, t.agent_id, t.attempt, s.spec_yaml, ",
-              Micros("s.deadline")),
+              Micros("s.deadline"), ", s.task"),
           JsonStringArray(agent_ids), coordinator_id, TimestamptzLiteral(now),
           TimestamptzLiteral(lease_expiry));
       std::set<std::string> series;
@@ -313,7 +317,7 @@ class PgFleetStore : public FleetStore {
                        "updated = $3::timestamptz FROM series s "
                        "WHERE s.id = t.series_id AND t.agent_id = $1 AND t.state = 'RUNNING' "
                        "RETURNING t.id::text, t.series_id::text, t.agent_id, t.attempt, s.spec_yaml, ",
-                       Micros("s.deadline")),
+                       Micros("s.deadline"), ", s.task"),
           agent_id, coordinator_id, TimestamptzLiteral(now), TimestamptzLiteral(lease_expiry));
       for (const auto& row : rows) out.push_back(ClaimedTaskOf(row));
       tx.commit();
@@ -716,6 +720,47 @@ class PgFleetStore : public FleetStore {
     });
     if (!status.ok()) return status;
     return out;
+  }
+
+  absl::StatusOr<FleetSnapshot> ReadFleetSnapshot(absl::Time seen_since) override {
+    FleetSnapshot snapshot;
+    absl::Status status = pool_.Run("reading the fleet snapshot", [&](pqxx::connection& c) {
+      snapshot = FleetSnapshot();
+      // Every state is present, at 0 when no task is in it.
+      const auto* states = v1::TaskStatus::State_descriptor();
+      for (int i = 0; i < states->value_count(); ++i) {
+        const auto state = static_cast<v1::TaskStatus::State>(states->value(i)->number());
+        if (state == v1::TaskStatus::STATE_UNSPECIFIED) continue;
+        snapshot.tasks_by_state[absl::AsciiStrToLower(TaskStateText(state))] = 0;
+      }
+      pqxx::nontransaction tx(c);
+      // One round trip, a row per fact: (kind, a, b, n). The open tasks use the partial index
+      // tasks_open_agent_idx; the state counts read the (small) tasks table once.
+      const pqxx::result rows = tx.exec_params(
+          "SELECT 'machines', '', '', count(*) FROM machines "
+          "UNION ALL SELECT 'recent', agent_id, '', 0 FROM machines WHERE last_seen >= $1::timestamptz "
+          "UNION ALL SELECT 'state', state, '', count(*) FROM tasks GROUP BY state "
+          "UNION ALL SELECT DISTINCT 'open', t.agent_id, s.task, 0::bigint FROM tasks t "
+          "JOIN series s ON s.id = t.series_id WHERE t.state IN ('PENDING', 'RUNNING')",
+          TimestamptzLiteral(seen_since));
+      for (const auto& row : rows) {
+        const std::string_view kind = row[0].c_str();
+        if (kind == "machines") {
+          snapshot.agents_known = row[3].as<int64_t>();
+        } else if (kind == "recent") {
+          snapshot.recent_agents.push_back(row[1].c_str());
+        } else if (kind == "state") {
+          snapshot.tasks_by_state[absl::AsciiStrToLower(row[1].c_str())] = row[3].as<int64_t>();
+        } else {
+          snapshot.open_tasks.emplace_back(row[1].c_str(), row[2].c_str());
+        }
+      }
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    std::sort(snapshot.recent_agents.begin(), snapshot.recent_agents.end());
+    std::sort(snapshot.open_tasks.begin(), snapshot.open_tasks.end());
+    return snapshot;
   }
 
  private:

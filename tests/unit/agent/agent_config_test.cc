@@ -20,6 +20,7 @@ TEST(AgentConfigTest, ParsesEveryKey) {
   auto config = ParseAgentConfig(R"(
 coordinator: coordinator.lan:7443
 state_dir: /var/lib/benchfleet
+metrics_listen: 127.0.0.1:9101
 labels:
   accelerator: nvidia
   class: a100
@@ -35,6 +36,7 @@ allow:
   EXPECT_EQ(config->source, kSource);
   EXPECT_EQ(config->coordinator, "coordinator.lan:7443");
   EXPECT_EQ(config->state_dir, "/var/lib/benchfleet");
+  EXPECT_EQ(config->metrics_listen, "127.0.0.1:9101");
   EXPECT_THAT(config->labels, ElementsAre(Pair("accelerator", "nvidia"), Pair("class", "a100")));
   EXPECT_THAT(config->allow.backends, ElementsAre("llama-server", "comfyui"));
   EXPECT_THAT(config->allow.executables, ElementsAre("/opt/llama.cpp/bin/llama-server"));
@@ -46,6 +48,7 @@ TEST(AgentConfigTest, EmptyFileGivesDefaults) {
   auto config = ParseAgentConfig("", kSource);
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config->coordinator, "");
+  EXPECT_EQ(config->metrics_listen, "");
   EXPECT_TRUE(config->labels.empty());
   EXPECT_TRUE(config->allow.executables.empty());
 }
@@ -54,13 +57,14 @@ TEST(AgentConfigTest, TheExampleFileParses) {
   auto config = LoadAgentConfig(Env::Default(), std::string(BENCHFLEET_SOURCE_DIR) + "/agent/agent.example.yaml");
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_FALSE(config->coordinator.empty());
+  EXPECT_EQ(config->metrics_listen, "0.0.0.0:9465");
   EXPECT_FALSE(config->allow.backends.empty());
 }
 
 TEST(AgentConfigTest, UnknownTopLevelKeyIsNamedWithItsLine) {
   const absl::Status s = ErrorOf("coordinator: a:1\n\nlabls:\n  x: y\n");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), absl::StrCat(kSource, ":3: unknown key 'labls' (known keys: coordinator, state_dir, labels, allow)"));
+  EXPECT_EQ(s.message(), absl::StrCat(kSource, ":3: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, labels, allow)"));
 }
 
 TEST(AgentConfigTest, UnknownAllowKeyIsNamedWithItsLine) {
@@ -86,8 +90,10 @@ TEST(AgentConfigTest, WrongShapesAreRefused) {
   EXPECT_EQ(ErrorOf("allow:\n  urls: http://x\n").message(),
             absl::StrCat(kSource, ":2: allow.urls must be a list of strings"));
   EXPECT_EQ(ErrorOf("coordinator: {a: 1}\n").message(), absl::StrCat(kSource, ":1: coordinator must be a string"));
+  EXPECT_EQ(ErrorOf("metrics_listen: [127.0.0.1:9101]\n").message(),
+            absl::StrCat(kSource, ":1: metrics_listen must be a string"));
   EXPECT_EQ(ErrorOf("- a\n- b\n").message(),
-            absl::StrCat(kSource, ":1: the top level must be a map with the keys coordinator, state_dir, labels, allow"));
+            absl::StrCat(kSource, ":1: the top level must be a map with the keys coordinator, state_dir, metrics_listen, labels, allow"));
 }
 
 TEST(AgentConfigTest, InvalidYamlSaysWhere) {

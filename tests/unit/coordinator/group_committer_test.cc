@@ -1,8 +1,12 @@
 // GroupCommitter and StreamWriter against a FakeRunStore and a SimulatedClock: results only after
 // a successful store, retries with backoff while the store is down, cancelled work dropped,
-// machine updates applied later. Nothing sleeps for real.
+// machine updates applied later, and what each of those tells the metrics. Nothing sleeps for real.
 #include <future>
+#include <map>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "coordinator/ingest/group_committer.h"
@@ -53,11 +57,38 @@ void StopWhileAdvancing(GroupCommitter& committer, SimulatedClock& clock) {
   stopper.join();
 }
 
+// Records the group commits (runs in each) and failed database operations it is told of.
+class RecordingMetrics : public NullMetrics {
+ public:
+  void GroupCommitted(uint64_t runs, absl::Duration latency) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    commits_.push_back(runs);
+    EXPECT_GE(latency, absl::ZeroDuration());
+  }
+  void DatabaseError(std::string_view operation) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++errors_[std::string(operation)];
+  }
+  std::vector<uint64_t> commits() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return commits_;
+  }
+  std::map<std::string, int> errors() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return errors_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<uint64_t> commits_;
+  std::map<std::string, int> errors_;
+};
+
 class GroupCommitterTest : public ::testing::Test {
  protected:
   testing::FakeRunStore store_;
   SimulatedClock clock_;
-  NullMetrics metrics_;
+  RecordingMetrics metrics_;
 };
 
 TEST_F(GroupCommitterTest, ReportsResultsAfterTheStoreSucceeds) {
@@ -70,6 +101,8 @@ TEST_F(GroupCommitterTest, ReportsResultsAfterTheStoreSucceeds) {
               ElementsAre(StoreOutcome::kStored, StoreOutcome::kStored, StoreOutcome::kStored));
   EXPECT_EQ(store_.stored().size(), 3u);
   EXPECT_EQ(store_.store_calls(), 1);
+  EXPECT_THAT(metrics_.commits(), ElementsAre(3u));
+  EXPECT_TRUE(metrics_.errors().empty());
 }
 
 TEST_F(GroupCommitterTest, KeepsWorkWhileTheStoreIsDownAndRetriesWithBackoff) {
@@ -91,6 +124,9 @@ TEST_F(GroupCommitterTest, KeepsWorkWhileTheStoreIsDownAndRetriesWithBackoff) {
   clock_.Advance(absl::Milliseconds(100));
   EXPECT_THAT(result.get(), ElementsAre(StoreOutcome::kStored, StoreOutcome::kStored));
   EXPECT_EQ(store_.store_calls(), 3);
+  // Each failed attempt counts; the commit counts once, after it succeeded.
+  EXPECT_EQ(metrics_.errors(), (std::map<std::string, int>{{"store_runs", 2}}));
+  EXPECT_THAT(metrics_.commits(), ElementsAre(2u));
 }
 
 TEST_F(GroupCommitterTest, DropsCancelledWorkAndReportsNothingAfterStop) {
@@ -134,6 +170,7 @@ TEST_F(GroupCommitterTest, AppliesMachineUpdatesOnceTheStoreTakesThem) {
   clock_.Advance(absl::Milliseconds(100));
   while (store_.machines_seen().count("agent-9") == 0) std::this_thread::yield();
   EXPECT_EQ(store_.machines_seen().at("agent-9"), absl::FromUnixSeconds(160));
+  EXPECT_EQ(metrics_.errors(), (std::map<std::string, int>{{"upsert_machine", 1}}));
 }
 
 TEST(StreamWriterTest, WritesInOrderAndStopsAfterABrokenWrite) {

@@ -277,6 +277,11 @@ TEST_F(ServicesTest, RecordsWaitUnacknowledgedWhileTheDatabaseIsAway) {
   }
   other->WritesDone();
   EXPECT_TRUE(other->Finish().ok());
+  // One failed group commit (then the retry after the clock moved) and agent-2's Hello.
+  prometheus::Registry& registry = *server_->metrics().registry();
+  EXPECT_EQ(MetricValue(registry, "benchfleet_coordinator_database_errors_total", "operation", "store_runs"), 1);
+  EXPECT_EQ(MetricValue(registry, "benchfleet_coordinator_database_errors_total", "operation", "upsert_machine"), 1);
+  EXPECT_EQ(MetricValue(registry, "benchfleet_coordinator_database_errors_total", "operation", "touch_machine"), 0);
 }
 
 TEST_F(ServicesTest, ListMachinesShowsConditionsAndWhoIsConnected) {

@@ -15,6 +15,7 @@
 #include "agent/outbox/outbox.h"
 #include "common/proto_time.h"
 #include "common/series_folder.h"
+#include "common/string_views.h"
 #include "tests/unit/agent/runner/fake_backend.h"
 #include "tests/unit/agent/temp_dir.h"
 
@@ -93,6 +94,29 @@ std::string Brief(const v1::TaskUpdate& u) {
       return "empty";
   }
 }
+
+// An AgentMetrics that keeps what it was told, one line each: "started TASK", "ended".
+class RecordingMetrics : public AgentMetrics {
+ public:
+  void CoordinatorConnected(bool) override {}
+  void CoordinatorDisconnected() override {}
+  void RecordsSent(uint64_t) override {}
+  void TaskStarted(std::string_view task) override { Add(absl::StrCat("started ", ToAbsl(task))); }
+  void TaskEnded() override { Add("ended"); }
+
+  std::vector<std::string> events() {
+    std::lock_guard<std::mutex> l(mu_);
+    return events_;
+  }
+
+ private:
+  void Add(std::string event) {
+    std::lock_guard<std::mutex> l(mu_);
+    events_.push_back(std::move(event));
+  }
+  std::mutex mu_;
+  std::vector<std::string> events_;  // guarded by mu_
+};
 
 class TaskExecutorTest : public ::testing::Test {
  protected:
@@ -187,7 +211,7 @@ class TaskExecutorTest : public ::testing::Test {
   std::vector<std::string> updates_;
   std::vector<v1::TaskUpdate> raw_;
   std::function<void(const v1::TaskUpdate&)> hook_;
-  std::thread stopper_;
+  RecordingMetrics metrics_;
   std::unique_ptr<TaskExecutor> executor_;  // last: stopped before what it uses goes
 };
 
@@ -214,6 +238,24 @@ TEST_F(TaskExecutorTest, AcceptedThenProgressAfterEveryRunThenFinished) {
                                           ::testing::StartsWith("run gpu warm 2"), "close gpu"));
 }
 
+TEST_F(TaskExecutorTest, MetricsShowTheTaskByItsNameWhileItRunsAndNeverARefusedOne) {
+  TaskExecutorOptions options = Options();
+  options.metrics = &metrics_;
+  Start(std::move(options));
+  std::vector<std::string> during_first_run;
+  SetHook([&](const v1::TaskUpdate& u) {
+    if (u.has_progress() && u.progress().runs_done() == 1) during_first_run = metrics_.events();
+  });
+  executor_->Assign(Assignment("task-1", kSpec));
+  ASSERT_EQ(Updates(5).size(), 5u);
+  executor_->Assign(Assignment("task-2", "series: s2\ntask: t2\nbackend: comfyui\ncomfyui: {url: http://h:1}\n"));
+  EXPECT_THAT(Updates(6).back(), ::testing::StartsWith("task-2 refused: "));
+
+  // By the spec's task name (a bounded label), not the coordinator's task id.
+  EXPECT_THAT(during_first_run, ElementsAre("started t1"));
+  EXPECT_THAT(metrics_.events(), ElementsAre("started t1", "ended"));
+}
+
 TEST_F(TaskExecutorTest, AFailedRunIsCountedAndShownAndTheTaskStillSucceeds) {
   fake_.Script("gpu", {Ok(48.1), testing::Fail("HTTP 500 from /completion"), Ok(52.6)});
   Start(Options());
@@ -230,13 +272,13 @@ TEST_F(TaskExecutorTest, StoppingTheAgentEndsTheTaskAfterItsCurrentRun) {
   SetHook([this](const v1::TaskUpdate& u) {
     if (u.has_progress() && u.progress().runs_done() == 1) {
       SetHook({});
-      // Stop() joins the executor's thread, which is the one calling: stop from another.
-      stopper_ = std::thread([this] { executor_->Stop(); });
+      // On the executor's own thread, before its next run: Stop() would join this thread.
+      executor_->RequestStop();
     }
   });
   executor_->Assign(Assignment("task-1", kSpec));
   const std::vector<std::string> updates = Updates(3);
-  stopper_.join();
+  executor_->Stop();
   EXPECT_THAT(updates, ElementsAre("task-1 accepted 3", ::testing::StartsWith("task-1 progress 1/3"),
                                    "task-1 finished failed 1 0: the agent stopped during the task; 1 of 3 runs "
                                    "made, 0 FAILED"));

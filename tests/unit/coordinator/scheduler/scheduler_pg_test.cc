@@ -2,7 +2,8 @@
 // SimulatedClock and explicit Tick() calls (no sleeps) and a fake TaskSink per agent: fan-out by
 // labels, offline agents, leases (LOST, retry), deadlines, cancel, refused, finished, schedules
 // with two coordinators (one series per slot; missed slots fire once), invalidation shown as a
-// flag, regressions, and malformed specs stored nowhere.
+// flag, regressions, malformed specs stored nowhere, and what the scheduler tells the metrics
+// (tasks known, verdicts, failed ticks) with the fleet snapshot they read.
 #include <condition_variable>
 #include <fstream>
 #include <map>
@@ -14,6 +15,7 @@
 #include "common/clock.h"
 #include "common/conditions_fingerprint.h"
 #include "common/hashing.h"
+#include "common/string_views.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/store/fleet_store.h"
 #include "coordinator/store/migrator.h"
@@ -61,6 +63,34 @@ class FakeSink : public TaskSink {
   std::vector<v1::TaskCancel> cancels_;
 };
 
+// Records the calls the scheduler makes on its metrics, as text.
+class RecordingMetrics : public NullMetrics {
+ public:
+  void TaskKnown(std::string_view agent_id, std::string_view task) override {
+    Add(absl::StrCat("TaskKnown ", ToAbsl(agent_id), " ", ToAbsl(task)));
+  }
+  void RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) override {
+    Add(absl::StrCat("RegressionChecked ", ToAbsl(agent_id), " ", ToAbsl(task), " ",
+                     regression ? "regression" : "ok"));
+  }
+  void DatabaseError(std::string_view operation) override {
+    Add(absl::StrCat("DatabaseError ", ToAbsl(operation)));
+  }
+
+  std::vector<std::string> calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+ private:
+  void Add(std::string call) {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back(std::move(call));
+  }
+  std::mutex mu_;
+  std::vector<std::string> calls_;
+};
+
 std::string Spec(const std::string& fleet_keys) {
   return absl::StrCat("series: nightly\ntask: chat-7b\nbackend: llama-server\nruns:\n  cold: 1\n  warm: 2\n",
                       fleet_keys);
@@ -80,6 +110,7 @@ class SchedulerPgTest : public ::testing::Test {
     SchedulerOptions options;
     options.clock = &clock_;
     options.coordinator_id = name;
+    options.metrics = &metrics_;
     return std::make_unique<Scheduler>(store_.get(), options);
   }
 
@@ -131,6 +162,7 @@ class SchedulerPgTest : public ::testing::Test {
 
   testing::PgTestDb db_;
   SimulatedClock clock_;  // 2026-01-01T00:00:00Z
+  RecordingMetrics metrics_;
   std::unique_ptr<RunStore> runs_;
   std::unique_ptr<FleetStore> store_;
   std::unique_ptr<Scheduler> scheduler_;
@@ -596,6 +628,49 @@ TEST_F(SchedulerPgTest, ARunOfAScheduledSeriesIsCheckedAgainstItsBaseline) {
   EXPECT_EQ(s.tasks(0).flag_counts().at("REGRESSION"), 1u);
   EXPECT_EQ(db_.QueryValue("SELECT reason FROM run_annotations WHERE code = 'REGRESSION'"),
             "tokens_per_second 40 is 21.6% worse than the median 51 of 5 runs (min 50, max 51)");
+  EXPECT_THAT(metrics_.calls(), ElementsAre("TaskKnown agent-1 chat-7b", "RegressionChecked agent-1 chat-7b regression"));
+}
+
+TEST_F(SchedulerPgTest, TasksBecomeKnownToTheMetricsAndTheFleetSnapshotReadsThem) {
+  AddMachine("a", {});
+  clock_.Advance(absl::Hours(25));  // a was last seen 25 hours ago
+  AddMachine("b", {});
+  AddMachine("c", {});
+  auto sink = Connect("b");
+  Submit(Spec("targets: all\n"));
+  ASSERT_EQ(sink->assignments().size(), 1u);
+  // Each created task, then b's again as it is given to b's stream.
+  EXPECT_THAT(metrics_.calls(), ElementsAre("TaskKnown a chat-7b", "TaskKnown b chat-7b", "TaskKnown c chat-7b",
+                                            "TaskKnown b chat-7b"));
+
+  absl::StatusOr<FleetSnapshot> snapshot = store_->ReadFleetSnapshot(clock_.Now() - absl::Hours(24));
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  EXPECT_EQ(snapshot->agents_known, 3);
+  EXPECT_THAT(snapshot->recent_agents, ElementsAre("b", "c"));
+  EXPECT_EQ(snapshot->tasks_by_state, (std::map<std::string, int64_t>{{"pending", 2},
+                                                                      {"running", 1},
+                                                                      {"succeeded", 0},
+                                                                      {"failed", 0},
+                                                                      {"refused", 0},
+                                                                      {"lost", 0},
+                                                                      {"expired", 0},
+                                                                      {"cancelled", 0}}));
+  using Open = std::pair<std::string, std::string>;
+  EXPECT_THAT(snapshot->open_tasks, ElementsAre(Open("a", "chat-7b"), Open("b", "chat-7b"), Open("c", "chat-7b")));
+}
+
+TEST(SchedulerMetricsTest, ATickThatCannotReachTheDatabaseCountsOneError) {
+  // Nothing listens on port 1: every statement fails at once.
+  std::unique_ptr<FleetStore> store = NewPgFleetStore({"postgresql://postgres@127.0.0.1:1/none?connect_timeout=2"});
+  RecordingMetrics metrics;
+  SchedulerOptions options;
+  options.coordinator_id = "c1";
+  options.metrics = &metrics;
+  Scheduler scheduler(store.get(), options);
+  scheduler.Tick();
+  EXPECT_THAT(metrics.calls(), ElementsAre("DatabaseError scheduler_tick"));
+  absl::StatusOr<FleetSnapshot> snapshot = store->ReadFleetSnapshot(absl::Now());
+  EXPECT_EQ(snapshot.status().code(), absl::StatusCode::kUnavailable) << snapshot.status();
 }
 
 TEST_F(SchedulerPgTest, TheNotifyListenerHearsChangesFromAnotherCoordinator) {

@@ -1,0 +1,675 @@
+// PrometheusMetrics fed known calls and records, asserted through Registry::Collect() serialised
+// with prometheus-cpp's own TextSerializer (what /metrics serves), without HTTP: families, HELP,
+// labels, values, zero-initialised label sets, histograms, the variant rules, failed runs, and
+// the label cardinality under 10,000 runs that differ only by seed, prompt and run id.
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "benchfleet/v1/record.pb.h"
+#include "common/hashing.h"
+#include "coordinator/ingest/rejection_codes.h"
+#include "coordinator/metrics/prometheus_metrics.h"
+#include "coordinator/metrics/run_labels.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace benchfleet::coordinator {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Pair;
+
+// Returns the families named `names`, in that order, each with its samples sorted by labels
+// (prometheus-cpp keeps them in a hash map), serialised as /metrics would serve them.
+std::string Exposition(PrometheusMetrics& metrics, const std::vector<std::string>& names) {
+  const std::vector<prometheus::MetricFamily> all = metrics.registry()->Collect();
+  std::vector<prometheus::MetricFamily> picked;
+  for (const std::string& name : names) {
+    const auto it = std::find_if(all.begin(), all.end(), [&](const auto& f) { return f.name == name; });
+    if (it == all.end()) {
+      ADD_FAILURE() << "no family " << name;
+      continue;
+    }
+    prometheus::MetricFamily family = *it;
+    std::sort(family.metric.begin(), family.metric.end(),
+              [](const prometheus::ClientMetric& a, const prometheus::ClientMetric& b) { return a.label < b.label; });
+    picked.push_back(std::move(family));
+  }
+  return prometheus::TextSerializer().Serialize(picked);
+}
+
+// Returns the number of samples (lines that are not comments) the registry exposes.
+size_t SampleCount(PrometheusMetrics& metrics) {
+  const std::string text = prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
+  size_t samples = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (line[0] != '#') ++samples;
+  }
+  return samples;
+}
+
+// Returns the value of `label` of every sample of family `name`, sorted.
+std::set<std::string> LabelValues(PrometheusMetrics& metrics, const std::string& name, const std::string& label) {
+  std::set<std::string> values;
+  for (const auto& family : metrics.registry()->Collect()) {
+    if (family.name != name) continue;
+    for (const auto& m : family.metric) {
+      for (const auto& l : m.label) {
+        if (l.name == label) values.insert(l.value);
+      }
+    }
+  }
+  return values;
+}
+
+// A stored warm run of llama-gen on gpu-01: wall 2.5 s, 50 tokens/s, TTFT 0.2 s, two device
+// buffers and a process peak, batch_size=8 in its matrix beside a seed.
+v1::RunRecord WarmRun() {
+  v1::RunRecord r;
+  r.set_run_id(NewUuid());
+  r.set_series_id("series-1");
+  r.set_agent_id("gpu-01");
+  r.set_backend("llama-server");
+  r.set_task("llama-gen");
+  r.set_mode("gpu");
+  r.set_phase(v1::PHASE_WARM);
+  (*r.mutable_matrix())["batch_size"] = "8";
+  (*r.mutable_matrix())["seed"] = "42";
+  (*r.mutable_params())["seed"] = "42";
+  (*r.mutable_params())["prompt_sha256"] = Sha256Hex("hello");
+  r.mutable_wall_duration()->set_seconds(2);
+  r.mutable_wall_duration()->set_nanos(500000000);
+  auto add_metric = [&](const std::string& name, double value) {
+    v1::Metric* m = r.add_metrics();
+    m->set_name(name);
+    m->set_value(value);
+  };
+  add_metric("tokens_per_second", 50);
+  add_metric("time_to_first_token_seconds", 0.2);
+  add_metric("prompt_tokens", 31);
+  auto add_memory = [&](v1::MemoryKind kind, const std::string& scope, uint64_t bytes) {
+    v1::MemoryFigure* m = r.add_memory();
+    m->set_kind(kind);
+    m->set_scope(scope);
+    m->set_bytes(bytes);
+  };
+  add_memory(v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0", uint64_t{1} << 30);
+  add_memory(v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA1", uint64_t{1} << 29);
+  add_memory(v1::MEMORY_KIND_PROCESS_PEAK_RSS, "llama-server", uint64_t{3} << 30);
+  r.mutable_status()->set_code(v1::RunStatus::CODE_OK);
+  return r;
+}
+
+// ---- The pure pieces ----
+
+TEST(VariantOfTest, SortsTheMatrixAndLeavesOutSeedsAndPrompts) {
+  v1::RunRecord r;
+  EXPECT_EQ(VariantOf(r), "none");
+  (*r.mutable_matrix())["steps"] = "20";
+  (*r.mutable_matrix())["batch_size"] = "8";
+  (*r.mutable_matrix())["Seed"] = "1";
+  (*r.mutable_matrix())["noise_seed"] = "7";
+  (*r.mutable_matrix())["prompt"] = "a cat";
+  (*r.mutable_matrix())["negative_PROMPT"] = "blurry";
+  EXPECT_EQ(VariantOf(r), "batch_size=8,steps=20");
+
+  // Only per-run keys: nothing is left to tell variants apart.
+  v1::RunRecord seeds_only;
+  (*seeds_only.mutable_matrix())["seed"] = "1";
+  EXPECT_EQ(VariantOf(seeds_only), "none");
+}
+
+TEST(VariantOfTest, IsOtherPast64Characters) {
+  v1::RunRecord r;
+  // "k=" + 62 characters: exactly 64.
+  (*r.mutable_matrix())["k"] = std::string(62, 'x');
+  EXPECT_EQ(VariantOf(r), "k=" + std::string(62, 'x'));
+  (*r.mutable_matrix())["k"] = std::string(63, 'x');
+  EXPECT_EQ(VariantOf(r), "other");
+}
+
+TEST(RunLabelsOfTest, ReadsEveryLabelFromTheRecord) {
+  v1::RunRecord r = WarmRun();
+  r.set_simulated(true);
+  const RunLabels labels = RunLabelsOf(r);
+  EXPECT_EQ(labels.agent, "gpu-01");
+  EXPECT_EQ(labels.task, "llama-gen");
+  EXPECT_EQ(labels.backend, "llama-server");
+  EXPECT_EQ(labels.mode, "gpu");
+  EXPECT_EQ(labels.phase, "warm");
+  EXPECT_EQ(labels.variant, "batch_size=8");
+  EXPECT_EQ(labels.simulated, "true");
+  EXPECT_EQ(PhaseLabel(v1::PHASE_COLD), "cold");
+  EXPECT_EQ(PhaseLabel(v1::PHASE_VALIDATION), "validation");
+  EXPECT_EQ(MemoryKindLabel(v1::MEMORY_KIND_CONTAINER_PEAK), "container_peak");
+  EXPECT_EQ(MemoryKindLabel(v1::MEMORY_KIND_UNSPECIFIED), "");
+  EXPECT_EQ(MemoryKindLabel(static_cast<v1::MemoryKind>(99)), "");
+}
+
+TEST(RunFiguresOfTest, ReadsTheFiguresAndPrefersTokensPerSecond) {
+  v1::RunRecord r = WarmRun();
+  r.add_metrics()->set_name("predicted_per_second");  // 0: tokens_per_second wins anyway
+  r.add_flags()->set_code("CACHE_HIT");
+  v1::MemoryFigure* unknown = r.add_memory();
+  unknown->set_kind(v1::MEMORY_KIND_UNSPECIFIED);
+  unknown->set_bytes(1);
+  const RunFigures f = RunFiguresOf(r);
+  EXPECT_FALSE(f.failed);
+  EXPECT_TRUE(f.cache_hit);
+  EXPECT_FALSE(f.throughput_drop);
+  EXPECT_EQ(f.wall_seconds, 2.5);
+  EXPECT_EQ(f.tokens_per_second, 50);
+  EXPECT_EQ(f.time_to_first_token_seconds, 0.2);
+  EXPECT_THAT(f.memory_peak_bytes, ElementsAre(Pair("device_buffer", 1073741824.0),
+                                               Pair("process_peak_rss", 3221225472.0)));
+}
+
+TEST(RunFiguresOfTest, FallsBackToPredictedPerSecondAndSkipsNonFiniteValues) {
+  v1::RunRecord r;
+  r.mutable_status()->set_code(v1::RunStatus::CODE_OK);
+  v1::Metric* predicted = r.add_metrics();
+  predicted->set_name("predicted_per_second");
+  predicted->set_value(31.5);
+  v1::Metric* ttft = r.add_metrics();
+  ttft->set_name("time_to_first_token_seconds");
+  ttft->set_value(std::numeric_limits<double>::quiet_NaN());
+  const RunFigures f = RunFiguresOf(r);
+  EXPECT_EQ(f.tokens_per_second, 31.5);
+  EXPECT_EQ(f.time_to_first_token_seconds, std::nullopt);
+  EXPECT_EQ(f.wall_seconds, std::nullopt);
+  EXPECT_TRUE(f.memory_peak_bytes.empty());
+}
+
+TEST(RunFiguresOfTest, AFailedRunHasNoFigures) {
+  v1::RunRecord r = WarmRun();
+  r.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+  r.add_flags()->set_code("THROUGHPUT_DROP");
+  const RunFigures f = RunFiguresOf(r);
+  EXPECT_TRUE(f.failed);
+  EXPECT_TRUE(f.throughput_drop);
+  EXPECT_EQ(f.wall_seconds, std::nullopt);
+  EXPECT_EQ(f.tokens_per_second, std::nullopt);
+  EXPECT_EQ(f.time_to_first_token_seconds, std::nullopt);
+  EXPECT_TRUE(f.memory_peak_bytes.empty());
+}
+
+// ---- The exposition ----
+
+TEST(PrometheusMetricsTest, ExposesEveryFamilyOfTheCatalogueWithHelp) {
+  PrometheusMetrics metrics;
+  // prometheus-cpp leaves out a family without any label set: these are the ones whose labels
+  // come from the fleet (agents, tasks, methods); the others exist from the start.
+  std::set<std::string> at_start;
+  for (const auto& f : metrics.registry()->Collect()) at_start.insert(f.name);
+  EXPECT_EQ(at_start, (std::set<std::string>{
+                          "benchfleet_coordinator_agents_connected", "benchfleet_fleet_agents_known",
+                          "benchfleet_fleet_tasks", "benchfleet_coordinator_records_total",
+                          "benchfleet_coordinator_records_rejected_total",
+                          "benchfleet_coordinator_ingest_batch_records",
+                          "benchfleet_coordinator_commit_duration_seconds",
+                          "benchfleet_coordinator_group_commits_total",
+                          "benchfleet_coordinator_group_commit_runs_total",
+                          "benchfleet_coordinator_database_errors_total"}));
+  metrics.RpcMethodsServed({"/benchfleet.v1.Admin/ListRuns"});
+  metrics.AgentConnected("gpu-01");
+  metrics.RunStored(WarmRun());
+  metrics.RegressionChecked("gpu-01", "llama-gen", false);
+
+  std::map<std::string, prometheus::MetricType> families;
+  for (const auto& f : metrics.registry()->Collect()) {
+    EXPECT_FALSE(f.help.empty()) << f.name;
+    families[f.name] = f.type;
+  }
+  using prometheus::MetricType;
+  const std::map<std::string, MetricType> catalogue = {
+      {"benchfleet_coordinator_agents_connected", MetricType::Gauge},
+      {"benchfleet_coordinator_agent_connected", MetricType::Gauge},
+      {"benchfleet_fleet_agents_known", MetricType::Gauge},
+      {"benchfleet_fleet_tasks", MetricType::Gauge},
+      {"benchfleet_coordinator_records_total", MetricType::Counter},
+      {"benchfleet_coordinator_records_rejected_total", MetricType::Counter},
+      {"benchfleet_coordinator_ingest_batch_records", MetricType::Histogram},
+      {"benchfleet_coordinator_commit_duration_seconds", MetricType::Histogram},
+      {"benchfleet_coordinator_group_commits_total", MetricType::Counter},
+      {"benchfleet_coordinator_group_commit_runs_total", MetricType::Counter},
+      {"benchfleet_coordinator_database_errors_total", MetricType::Counter},
+      {"benchfleet_coordinator_grpc_requests_total", MetricType::Counter},
+      {"benchfleet_coordinator_regression_checks_total", MetricType::Counter},
+      {"benchfleet_run_last_wall_seconds", MetricType::Gauge},
+      {"benchfleet_run_wall_seconds", MetricType::Histogram},
+      {"benchfleet_run_last_tokens_per_second", MetricType::Gauge},
+      {"benchfleet_run_tokens_per_second", MetricType::Histogram},
+      {"benchfleet_run_last_time_to_first_token_seconds", MetricType::Gauge},
+      {"benchfleet_run_time_to_first_token_seconds", MetricType::Histogram},
+      {"benchfleet_run_last_memory_peak_bytes", MetricType::Gauge},
+      {"benchfleet_run_memory_peak_bytes", MetricType::Histogram},
+      {"benchfleet_runs_flagged_total", MetricType::Counter},
+  };
+  EXPECT_EQ(families, catalogue);
+}
+
+TEST(PrometheusMetricsTest, FleetHealthAfterKnownCalls) {
+  PrometheusMetrics metrics;
+  metrics.RpcMethodsServed({"/benchfleet.v1.Admin/ListRuns", "/benchfleet.v1.Fleet/GetSeries"});
+  metrics.AgentConnected("agent-a");
+  metrics.AgentConnected("agent-b");
+  metrics.AgentDisconnected("agent-b");
+  metrics.RecordsStored(5);
+  metrics.RecordsDuplicated(2);
+  metrics.RecordRejected("malformed");
+  metrics.BatchReceived(3);
+  metrics.BatchReceived(100);
+  metrics.GroupCommitted(7, absl::Milliseconds(20));
+  metrics.DatabaseError("store_runs");
+  metrics.RpcHandled("/benchfleet.v1.Admin/ListRuns", "OK");
+  metrics.RpcHandled("/benchfleet.v1.Admin/ListRuns", "OK");
+  metrics.RpcHandled("/benchfleet.v1.Fleet/GetSeries", "NOT_FOUND");
+  metrics.RpcHandled("/grpc.health.v1.Health/Check", "OK");  // not served here: not a label value
+  FleetSnapshot snapshot;
+  snapshot.agents_known = 3;
+  snapshot.recent_agents = {"agent-a", "agent-c"};
+  snapshot.tasks_by_state = {{"pending", 2}, {"running", 1}, {"succeeded", 4}, {"failed", 0}, {"refused", 0},
+                             {"lost", 1},    {"expired", 0}, {"cancelled", 0}};
+  snapshot.open_tasks = {{"agent-c", "txt2img"}};
+  metrics.FleetObserved(snapshot);
+
+  // agent-b closed its stream and was not seen lately: its gauge is gone; agent-c was seen by
+  // another replica: present at 0 here.
+  EXPECT_EQ(Exposition(metrics, {"benchfleet_coordinator_agents_connected",
+                                 "benchfleet_coordinator_agent_connected", "benchfleet_fleet_agents_known",
+                                 "benchfleet_fleet_tasks", "benchfleet_coordinator_records_total",
+                                 "benchfleet_coordinator_records_rejected_total",
+                                 "benchfleet_coordinator_group_commits_total",
+                                 "benchfleet_coordinator_group_commit_runs_total",
+                                 "benchfleet_coordinator_database_errors_total",
+                                 "benchfleet_coordinator_grpc_requests_total", "benchfleet_runs_flagged_total"}),
+            R"(# HELP benchfleet_coordinator_agents_connected Agent streams open on this coordinator
+# TYPE benchfleet_coordinator_agents_connected gauge
+benchfleet_coordinator_agents_connected 1
+# HELP benchfleet_coordinator_agent_connected 1 while this coordinator holds the agent's stream, else 0; present for every agent seen in the last 24 hours (max by (agent) across replicas)
+# TYPE benchfleet_coordinator_agent_connected gauge
+benchfleet_coordinator_agent_connected{agent="agent-a"} 1
+benchfleet_coordinator_agent_connected{agent="agent-c"} 0
+# HELP benchfleet_fleet_agents_known Agents in the database (fleet-wide: the same on every replica)
+# TYPE benchfleet_fleet_agents_known gauge
+benchfleet_fleet_agents_known 3
+# HELP benchfleet_fleet_tasks Tasks in the database by state (fleet-wide: the same on every replica)
+# TYPE benchfleet_fleet_tasks gauge
+benchfleet_fleet_tasks{state="cancelled"} 0
+benchfleet_fleet_tasks{state="expired"} 0
+benchfleet_fleet_tasks{state="failed"} 0
+benchfleet_fleet_tasks{state="lost"} 1
+benchfleet_fleet_tasks{state="pending"} 2
+benchfleet_fleet_tasks{state="refused"} 0
+benchfleet_fleet_tasks{state="running"} 1
+benchfleet_fleet_tasks{state="succeeded"} 4
+# HELP benchfleet_coordinator_records_total Records received from agents, by what became of them
+# TYPE benchfleet_coordinator_records_total counter
+benchfleet_coordinator_records_total{result="duplicate"} 2
+benchfleet_coordinator_records_total{result="stored"} 5
+# HELP benchfleet_coordinator_records_rejected_total Records refused, by reason
+# TYPE benchfleet_coordinator_records_rejected_total counter
+benchfleet_coordinator_records_rejected_total{reason="invalid_run_id"} 0
+benchfleet_coordinator_records_rejected_total{reason="malformed"} 1
+benchfleet_coordinator_records_rejected_total{reason="missing_agent_id"} 0
+benchfleet_coordinator_records_rejected_total{reason="missing_run_id"} 0
+benchfleet_coordinator_records_rejected_total{reason="refused_by_database"} 0
+benchfleet_coordinator_records_rejected_total{reason="too_large"} 0
+benchfleet_coordinator_records_rejected_total{reason="unknown_phase"} 0
+benchfleet_coordinator_records_rejected_total{reason="unknown_status"} 0
+benchfleet_coordinator_records_rejected_total{reason="unrepresentable"} 0
+# HELP benchfleet_coordinator_group_commits_total Group commits: transactions that stored a group of runs
+# TYPE benchfleet_coordinator_group_commits_total counter
+benchfleet_coordinator_group_commits_total 1
+# HELP benchfleet_coordinator_group_commit_runs_total Runs written by group commits (stored, duplicate or refused)
+# TYPE benchfleet_coordinator_group_commit_runs_total counter
+benchfleet_coordinator_group_commit_runs_total 7
+# HELP benchfleet_coordinator_database_errors_total Database operations that failed, by operation
+# TYPE benchfleet_coordinator_database_errors_total counter
+benchfleet_coordinator_database_errors_total{operation="fleet_snapshot"} 0
+benchfleet_coordinator_database_errors_total{operation="scheduler_tick"} 0
+benchfleet_coordinator_database_errors_total{operation="store_runs"} 1
+benchfleet_coordinator_database_errors_total{operation="touch_machine"} 0
+benchfleet_coordinator_database_errors_total{operation="upsert_machine"} 0
+# HELP benchfleet_coordinator_grpc_requests_total gRPC calls finished, by full method name and status code
+# TYPE benchfleet_coordinator_grpc_requests_total counter
+benchfleet_coordinator_grpc_requests_total{code="NOT_FOUND",method="/benchfleet.v1.Fleet/GetSeries"} 1
+benchfleet_coordinator_grpc_requests_total{code="OK",method="/benchfleet.v1.Admin/ListRuns"} 2
+benchfleet_coordinator_grpc_requests_total{code="OK",method="/benchfleet.v1.Fleet/GetSeries"} 0
+# HELP benchfleet_runs_flagged_total Stored runs flagged cache_hit or throughput_drop, found a regression by the coordinator's check, or failed; by agent, task and flag
+# TYPE benchfleet_runs_flagged_total counter
+benchfleet_runs_flagged_total{agent="agent-c",flag="cache_hit",task="txt2img"} 0
+benchfleet_runs_flagged_total{agent="agent-c",flag="failed",task="txt2img"} 0
+benchfleet_runs_flagged_total{agent="agent-c",flag="regression",task="txt2img"} 0
+benchfleet_runs_flagged_total{agent="agent-c",flag="throughput_drop",task="txt2img"} 0
+)");
+
+  // Every reason RejectionCode can return exists at 0 before the first refusal.
+  std::set<std::string> codes(std::begin(kRejectionCodes), std::end(kRejectionCodes));
+  EXPECT_EQ(LabelValues(metrics, "benchfleet_coordinator_records_rejected_total", "reason"), codes);
+}
+
+TEST(PrometheusMetricsTest, IngestHistograms) {
+  PrometheusMetrics metrics;
+  metrics.BatchReceived(3);
+  metrics.BatchReceived(100);
+  metrics.GroupCommitted(7, absl::Milliseconds(20));
+  EXPECT_EQ(Exposition(metrics, {"benchfleet_coordinator_ingest_batch_records",
+                                 "benchfleet_coordinator_commit_duration_seconds"}),
+            R"(# HELP benchfleet_coordinator_ingest_batch_records Records per RecordBatch received from an agent
+# TYPE benchfleet_coordinator_ingest_batch_records histogram
+benchfleet_coordinator_ingest_batch_records_count 2
+benchfleet_coordinator_ingest_batch_records_sum 103
+benchfleet_coordinator_ingest_batch_records_bucket{le="1"} 0
+benchfleet_coordinator_ingest_batch_records_bucket{le="2"} 0
+benchfleet_coordinator_ingest_batch_records_bucket{le="5"} 1
+benchfleet_coordinator_ingest_batch_records_bucket{le="10"} 1
+benchfleet_coordinator_ingest_batch_records_bucket{le="20"} 1
+benchfleet_coordinator_ingest_batch_records_bucket{le="50"} 1
+benchfleet_coordinator_ingest_batch_records_bucket{le="100"} 2
+benchfleet_coordinator_ingest_batch_records_bucket{le="200"} 2
+benchfleet_coordinator_ingest_batch_records_bucket{le="500"} 2
+benchfleet_coordinator_ingest_batch_records_bucket{le="1000"} 2
+benchfleet_coordinator_ingest_batch_records_bucket{le="+Inf"} 2
+# HELP benchfleet_coordinator_commit_duration_seconds Latency of one group commit (COPY to COMMIT), in seconds
+# TYPE benchfleet_coordinator_commit_duration_seconds histogram
+benchfleet_coordinator_commit_duration_seconds_count 1
+benchfleet_coordinator_commit_duration_seconds_sum 0.02
+benchfleet_coordinator_commit_duration_seconds_bucket{le="0.001"} 0
+benchfleet_coordinator_commit_duration_seconds_bucket{le="0.0025"} 0
+benchfleet_coordinator_commit_duration_seconds_bucket{le="0.005"} 0
+benchfleet_coordinator_commit_duration_seconds_bucket{le="0.01"} 0
+benchfleet_coordinator_commit_duration_seconds_bucket{le="0.025"} 1
+benchfleet_coordinator_commit_duration_seconds_bucket{le="0.05"} 1
+benchfleet_coordinator_commit_duration_seconds_bucket{le="0.1"} 1
+benchfleet_coordinator_commit_duration_seconds_bucket{le="0.25"} 1
+benchfleet_coordinator_commit_duration_seconds_bucket{le="0.5"} 1
+benchfleet_coordinator_commit_duration_seconds_bucket{le="1"} 1
+benchfleet_coordinator_commit_duration_seconds_bucket{le="2.5"} 1
+benchfleet_coordinator_commit_duration_seconds_bucket{le="5"} 1
+benchfleet_coordinator_commit_duration_seconds_bucket{le="10"} 1
+benchfleet_coordinator_commit_duration_seconds_bucket{le="+Inf"} 1
+)");
+}
+
+TEST(PrometheusMetricsTest, StoredRunsSetTheirFiguresAndFailedOnesOnlyCount) {
+  PrometheusMetrics metrics;
+  v1::RunRecord first = WarmRun();
+  first.add_flags()->set_code("CACHE_HIT");
+  metrics.RunStored(first);
+  // The same label set again: predicted_per_second stands in for tokens_per_second; no TTFT and
+  // no memory this time, so those keep the first run's values.
+  v1::RunRecord second = WarmRun();
+  second.clear_metrics();
+  v1::Metric* predicted = second.add_metrics();
+  predicted->set_name("predicted_per_second");
+  predicted->set_value(30);
+  second.clear_memory();
+  second.mutable_wall_duration()->set_seconds(1);
+  second.add_flags()->set_code("THROUGHPUT_DROP");
+  (*second.mutable_matrix())["seed"] = "43";
+  metrics.RunStored(second);
+  // A failed run of another mode: counted as failed, no series of its own.
+  v1::RunRecord failed = WarmRun();
+  failed.set_mode("cpu");
+  failed.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+  metrics.RunStored(failed);
+  metrics.RegressionChecked("gpu-01", "llama-gen", true);
+
+  const std::string labels =
+      R"(agent="gpu-01",backend="llama-server",mode="gpu",phase="warm",simulated="false",task="llama-gen",variant="batch_size=8")";
+  auto buckets = [&](const std::string& name, const std::vector<std::pair<std::string, int>>& counts) {
+    std::string out;
+    for (const auto& [le, n] : counts) absl::StrAppend(&out, name, "_bucket{", labels, ",le=\"", le, "\"} ", n, "\n");
+    return out;
+  };
+  const std::string expected = absl::StrCat(
+      "# HELP benchfleet_run_last_wall_seconds Wall time of the last stored run of the label set, in seconds\n"
+      "# TYPE benchfleet_run_last_wall_seconds gauge\n"
+      "benchfleet_run_last_wall_seconds{", labels, "} 1.5\n",
+      "# HELP benchfleet_run_wall_seconds Wall time of stored runs, in seconds\n"
+      "# TYPE benchfleet_run_wall_seconds histogram\n"
+      "benchfleet_run_wall_seconds_count{", labels, "} 2\n",
+      "benchfleet_run_wall_seconds_sum{", labels, "} 4\n",
+      buckets("benchfleet_run_wall_seconds", {{"0.05", 0}, {"0.1", 0}, {"0.25", 0}, {"0.5", 0}, {"1", 0},
+                                              {"2.5", 2}, {"5", 2}, {"10", 2}, {"25", 2}, {"60", 2},
+                                              {"120", 2}, {"300", 2}, {"600", 2}, {"+Inf", 2}}),
+      "# HELP benchfleet_run_last_tokens_per_second Tokens per second of the last stored run of the label set "
+      "(metric tokens_per_second, else predicted_per_second)\n"
+      "# TYPE benchfleet_run_last_tokens_per_second gauge\n"
+      "benchfleet_run_last_tokens_per_second{", labels, "} 30\n",
+      "# HELP benchfleet_run_tokens_per_second Tokens per second of stored runs (metric tokens_per_second, else "
+      "predicted_per_second)\n"
+      "# TYPE benchfleet_run_tokens_per_second histogram\n"
+      "benchfleet_run_tokens_per_second_count{", labels, "} 2\n",
+      "benchfleet_run_tokens_per_second_sum{", labels, "} 80\n",
+      buckets("benchfleet_run_tokens_per_second", {{"1", 0}, {"2", 0}, {"5", 0}, {"10", 0}, {"20", 0},
+                                                   {"50", 2}, {"100", 2}, {"200", 2}, {"500", 2},
+                                                   {"1000", 2}, {"2000", 2}, {"+Inf", 2}}),
+      "# HELP benchfleet_run_last_time_to_first_token_seconds Time to first token of the last stored run of the "
+      "label set, in seconds\n"
+      "# TYPE benchfleet_run_last_time_to_first_token_seconds gauge\n"
+      "benchfleet_run_last_time_to_first_token_seconds{", labels, "} 0.2\n",
+      "# HELP benchfleet_run_time_to_first_token_seconds Time to first token of stored runs, in seconds\n"
+      "# TYPE benchfleet_run_time_to_first_token_seconds histogram\n"
+      "benchfleet_run_time_to_first_token_seconds_count{", labels, "} 1\n",
+      "benchfleet_run_time_to_first_token_seconds_sum{", labels, "} 0.2\n",
+      buckets("benchfleet_run_time_to_first_token_seconds",
+              {{"0.05", 0}, {"0.1", 0}, {"0.25", 1}, {"0.5", 1}, {"1", 1}, {"2.5", 1}, {"5", 1}, {"10", 1},
+               {"25", 1}, {"60", 1}, {"120", 1}, {"300", 1}, {"600", 1}, {"+Inf", 1}}),
+      "# HELP benchfleet_runs_flagged_total Stored runs flagged cache_hit or throughput_drop, found a regression "
+      "by the coordinator's check, or failed; by agent, task and flag\n"
+      "# TYPE benchfleet_runs_flagged_total counter\n"
+      "benchfleet_runs_flagged_total{agent=\"gpu-01\",flag=\"cache_hit\",task=\"llama-gen\"} 1\n"
+      "benchfleet_runs_flagged_total{agent=\"gpu-01\",flag=\"failed\",task=\"llama-gen\"} 1\n"
+      "benchfleet_runs_flagged_total{agent=\"gpu-01\",flag=\"regression\",task=\"llama-gen\"} 1\n"
+      "benchfleet_runs_flagged_total{agent=\"gpu-01\",flag=\"throughput_drop\",task=\"llama-gen\"} 1\n"
+      "# HELP benchfleet_coordinator_regression_checks_total Runs of scheduled series checked against their "
+      "baseline, by agent, task and verdict (regression or ok)\n"
+      "# TYPE benchfleet_coordinator_regression_checks_total counter\n"
+      "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"ok\"} 0\n"
+      "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"regression\"} 1\n");
+  EXPECT_EQ(Exposition(metrics, {"benchfleet_run_last_wall_seconds", "benchfleet_run_wall_seconds",
+                                 "benchfleet_run_last_tokens_per_second", "benchfleet_run_tokens_per_second",
+                                 "benchfleet_run_last_time_to_first_token_seconds",
+                                 "benchfleet_run_time_to_first_token_seconds", "benchfleet_runs_flagged_total",
+                                 "benchfleet_coordinator_regression_checks_total"}),
+            expected);
+}
+
+TEST(PrometheusMetricsTest, MemoryIsByKindWithTheLargestFigureOfEach) {
+  PrometheusMetrics metrics;
+  metrics.RunStored(WarmRun());
+  const std::string labels =
+      R"(agent="gpu-01",backend="llama-server",kind="device_buffer",mode="gpu",phase="warm",simulated="false",task="llama-gen",variant="batch_size=8")";
+  const std::string rss_labels =
+      R"(agent="gpu-01",backend="llama-server",kind="process_peak_rss",mode="gpu",phase="warm",simulated="false",task="llama-gen",variant="batch_size=8")";
+  EXPECT_EQ(Exposition(metrics, {"benchfleet_run_last_memory_peak_bytes"}),
+            absl::StrCat("# HELP benchfleet_run_last_memory_peak_bytes Largest memory figure of each kind in the last "
+                         "stored run of the label set, in bytes (process and device kinds are different things: "
+                         "never add them)\n"
+                         "# TYPE benchfleet_run_last_memory_peak_bytes gauge\n"
+                         "benchfleet_run_last_memory_peak_bytes{", labels, "} 1073741824\n",
+                         "benchfleet_run_last_memory_peak_bytes{", rss_labels, "} 3221225472\n"));
+
+  std::string histogram = absl::StrCat(
+      "# HELP benchfleet_run_memory_peak_bytes Largest memory figure of each kind in stored runs, in bytes\n"
+      "# TYPE benchfleet_run_memory_peak_bytes histogram\n");
+  const std::vector<std::pair<std::string, int64_t>> series = {{labels, int64_t{1} << 30},
+                                                                {rss_labels, int64_t{3} << 30}};
+  for (const auto& [l, value] : series) {
+    absl::StrAppend(&histogram, "benchfleet_run_memory_peak_bytes_count{", l, "} 1\n",
+                    "benchfleet_run_memory_peak_bytes_sum{", l, "} ", value, "\n");
+    // Buckets 64 MiB (2^26) .. 256 GiB (2^38).
+    for (int e = 26; e <= 38; ++e) {
+      const int64_t le = int64_t{1} << e;
+      absl::StrAppend(&histogram, "benchfleet_run_memory_peak_bytes_bucket{", l, ",le=\"", le, "\"} ",
+                      le >= value ? 1 : 0, "\n");
+    }
+    absl::StrAppend(&histogram, "benchfleet_run_memory_peak_bytes_bucket{", l, ",le=\"+Inf\"} 1\n");
+  }
+  EXPECT_EQ(Exposition(metrics, {"benchfleet_run_memory_peak_bytes"}), histogram);
+}
+
+TEST(PrometheusMetricsTest, FlagCountersExistAtZeroOnceTheirAgentAndTaskAreKnown) {
+  PrometheusMetrics metrics;
+  EXPECT_EQ(LabelValues(metrics, "benchfleet_runs_flagged_total", "agent"), std::set<std::string>{});
+  metrics.TaskKnown("gpu-02", "txt2img");
+  EXPECT_EQ(Exposition(metrics, {"benchfleet_runs_flagged_total"}),
+            R"(# HELP benchfleet_runs_flagged_total Stored runs flagged cache_hit or throughput_drop, found a regression by the coordinator's check, or failed; by agent, task and flag
+# TYPE benchfleet_runs_flagged_total counter
+benchfleet_runs_flagged_total{agent="gpu-02",flag="cache_hit",task="txt2img"} 0
+benchfleet_runs_flagged_total{agent="gpu-02",flag="failed",task="txt2img"} 0
+benchfleet_runs_flagged_total{agent="gpu-02",flag="regression",task="txt2img"} 0
+benchfleet_runs_flagged_total{agent="gpu-02",flag="throughput_drop",task="txt2img"} 0
+)");
+  // A first stored run of another pair brings its four too.
+  metrics.RunStored(WarmRun());
+  EXPECT_EQ(LabelValues(metrics, "benchfleet_runs_flagged_total", "agent"),
+            (std::set<std::string>{"gpu-01", "gpu-02"}));
+  EXPECT_EQ(LabelValues(metrics, "benchfleet_runs_flagged_total", "flag"),
+            (std::set<std::string>{"cache_hit", "failed", "regression", "throughput_drop"}));
+}
+
+TEST(PrometheusMetricsTest, AgentGaugesFollowStreamsAndTheFleetSnapshot) {
+  PrometheusMetrics metrics;
+  // Two streams of one agent (a reconnect before the old one is noticed dead): 1 until both end.
+  metrics.AgentConnected("a");
+  metrics.AgentConnected("a");
+  metrics.AgentDisconnected("a");
+  FleetSnapshot snapshot;
+  snapshot.recent_agents = {"b"};
+  metrics.FleetObserved(snapshot);  // a is connected here: it stays
+  const std::string head =
+      "# HELP benchfleet_coordinator_agent_connected 1 while this coordinator holds the agent's stream, else 0; "
+      "present for every agent seen in the last 24 hours (max by (agent) across replicas)\n"
+      "# TYPE benchfleet_coordinator_agent_connected gauge\n";
+  EXPECT_EQ(Exposition(metrics, {"benchfleet_coordinator_agent_connected"}),
+            head + "benchfleet_coordinator_agent_connected{agent=\"a\"} 1\n"
+                   "benchfleet_coordinator_agent_connected{agent=\"b\"} 0\n");
+  metrics.AgentDisconnected("a");
+  EXPECT_EQ(Exposition(metrics, {"benchfleet_coordinator_agent_connected"}),
+            head + "benchfleet_coordinator_agent_connected{agent=\"a\"} 0\n"
+                   "benchfleet_coordinator_agent_connected{agent=\"b\"} 0\n");
+  // b no longer seen within 24 h, a seen: b's label set goes.
+  snapshot.recent_agents = {"a"};
+  metrics.FleetObserved(snapshot);
+  EXPECT_EQ(Exposition(metrics, {"benchfleet_coordinator_agent_connected"}),
+            head + "benchfleet_coordinator_agent_connected{agent=\"a\"} 0\n");
+}
+
+TEST(PrometheusMetricsTest, VariantsPastSixteenPerAgentAndTaskAreOther) {
+  PrometheusMetrics metrics;
+  std::set<std::string> expected;
+  for (int i = 0; i < 18; ++i) {
+    v1::RunRecord r = WarmRun();
+    (*r.mutable_matrix())["batch_size"] = std::to_string(i);
+    metrics.RunStored(r);
+    if (i < 16) expected.insert("batch_size=" + std::to_string(i));
+  }
+  // A variant seen among the first 16 keeps its name after the limit was reached.
+  v1::RunRecord again = WarmRun();
+  (*again.mutable_matrix())["batch_size"] = "3";
+  metrics.RunStored(again);
+  // Another task of the same agent has a limit of its own; a too-long variant is other at once.
+  v1::RunRecord other_task = WarmRun();
+  other_task.set_task("txt2img");
+  metrics.RunStored(other_task);
+  v1::RunRecord long_variant = WarmRun();
+  long_variant.set_task("txt2img-long");
+  (*long_variant.mutable_matrix())["checkpoint"] = std::string(80, 'c');
+  metrics.RunStored(long_variant);
+  // ... and takes none of that task's 16 places.
+  std::set<std::string> expected_long = {"other"};
+  for (int i = 0; i < 16; ++i) {
+    v1::RunRecord r = long_variant;
+    (*r.mutable_matrix())["checkpoint"] = "c" + std::to_string(i);
+    metrics.RunStored(r);
+    expected_long.insert("batch_size=8,checkpoint=c" + std::to_string(i));
+  }
+  // Without a matrix: none.
+  v1::RunRecord no_matrix = WarmRun();
+  no_matrix.set_task("bench");
+  no_matrix.clear_matrix();
+  metrics.RunStored(no_matrix);
+
+  std::map<std::string, std::set<std::string>> variants_by_task;
+  std::map<std::string, double> count_by_variant;  // llama-gen's histogram counts
+  for (const auto& family : metrics.registry()->Collect()) {
+    if (family.name != "benchfleet_run_wall_seconds") continue;
+    for (const auto& m : family.metric) {
+      std::map<std::string, std::string> l;
+      for (const auto& label : m.label) l[label.name] = label.value;
+      variants_by_task[l["task"]].insert(l["variant"]);
+      if (l["task"] == "llama-gen") count_by_variant[l["variant"]] = static_cast<double>(m.histogram.sample_count);
+    }
+  }
+  expected.insert("other");
+  EXPECT_EQ(variants_by_task["llama-gen"], expected);
+  EXPECT_EQ(count_by_variant["other"], 2);         // batch_size 16 and 17
+  EXPECT_EQ(count_by_variant["batch_size=3"], 2);  // the first and `again`
+  EXPECT_EQ(variants_by_task["txt2img"], std::set<std::string>{"batch_size=8"});
+  EXPECT_EQ(variants_by_task["txt2img-long"], expected_long);
+  EXPECT_EQ(variants_by_task["bench"], std::set<std::string>{"none"});
+}
+
+TEST(PrometheusMetricsTest, RunsDifferingOnlyBySeedPromptAndRunIdAddNoSeries) {
+  PrometheusMetrics metrics;
+  metrics.RpcMethodsServed({"/benchfleet.v1.Admin/ListRuns"});
+  // The first set: 2 agents x 2 tasks x 2 phases x 2 variants, every figure, every flag.
+  auto run = [](int i) {
+    v1::RunRecord r = WarmRun();
+    r.set_agent_id(i % 2 == 0 ? "gpu-01" : "gpu-02");
+    r.set_task((i / 2) % 2 == 0 ? "llama-gen" : "llama-chat");
+    r.set_phase((i / 4) % 2 == 0 ? v1::PHASE_WARM : v1::PHASE_COLD);
+    (*r.mutable_matrix())["batch_size"] = (i / 8) % 2 == 0 ? "8" : "16";
+    return r;
+  };
+  for (int i = 0; i < 16; ++i) {
+    v1::RunRecord r = run(i);
+    r.add_flags()->set_code("CACHE_HIT");
+    metrics.RunStored(r);
+    r.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+    metrics.RunStored(r);
+    metrics.RegressionChecked(r.agent_id(), r.task(), false);
+  }
+  const size_t before = SampleCount(metrics);
+
+  for (int i = 0; i < 10000; ++i) {
+    v1::RunRecord r = run(i % 16);  // a new run_id each time
+    const std::string seed = std::to_string(1000 + i);
+    const std::string prompt = Sha256Hex("prompt " + std::to_string(i));
+    (*r.mutable_params())["seed"] = seed;
+    (*r.mutable_params())["prompt_sha256"] = prompt;
+    (*r.mutable_matrix())["seed"] = seed;
+    (*r.mutable_matrix())["prompt"] = "a photo of cat number " + std::to_string(i);
+    (*r.mutable_matrix())["negative_prompt_sha256"] = prompt;
+    r.mutable_wall_duration()->set_seconds(1 + i % 100);
+    r.mutable_metrics(0)->set_value(10 + i % 90);
+    metrics.RunStored(r);
+  }
+  EXPECT_EQ(SampleCount(metrics), before);
+
+  // The runs were counted, not dropped: 16 + 10,000 observations over the 16 label sets.
+  uint64_t observed = 0;
+  for (const auto& family : metrics.registry()->Collect()) {
+    if (family.name != "benchfleet_run_wall_seconds") continue;
+    EXPECT_EQ(family.metric.size(), 16u);
+    for (const auto& m : family.metric) observed += m.histogram.sample_count;
+  }
+  EXPECT_EQ(observed, 10016u);
+}
+
+}  // namespace
+}  // namespace benchfleet::coordinator
