@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -141,7 +142,8 @@ absl::StatusOr<synthesis::GuideInput> LoadGuideInput(Env* env, const GuideSource
     return absl::InvalidArgumentError(absl::StrCat("no records match ", filters, " in ", where, " (", read_count,
                                                    read_count == 1 ? " run" : " runs", " read)"));
   }
-  std::set<std::string> named;
+  // Views of the records' own strings: no copy of a fingerprint per record.
+  std::set<std::string_view> named;
   for (const v1::RunRecord& r : read->records) named.insert(r.conditions_fingerprint());
   for (auto& [fingerprint, conditions] : read->conditions) {
     if (named.count(fingerprint) != 0) input.conditions.emplace(fingerprint, std::move(conditions));

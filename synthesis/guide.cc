@@ -1,11 +1,22 @@
 #include "synthesis/guide.h"
 
+#include <functional>
 #include <future>
 
 #include "synthesis/analysis/table.h"
 #include "synthesis/render/html.h"
 
 namespace benchfleet::synthesis {
+
+namespace {
+
+// The label of a machine known by its conditions: "hostname (class)", or the hostname.
+std::string LabelOfConditions(const v1::MachineConditions& c) {
+  auto cls = c.labels().find("class");
+  return cls == c.labels().end() ? c.hostname() : c.hostname() + " (" + cls->second + ")";
+}
+
+}  // namespace
 
 std::string MachineLabel(const v1::RunRecord& record,
                          const std::map<std::string, v1::MachineConditions>& conditions) {
@@ -16,9 +27,7 @@ std::string MachineLabel(const v1::RunRecord& record,
     if (label.empty() && record.provenance().kind() == v1::Provenance::KIND_FILE) label = record.provenance().file();
     return label;
   }
-  const auto& c = it->second;
-  auto cls = c.labels().find("class");
-  return cls == c.labels().end() ? c.hostname() : c.hostname() + " (" + cls->second + ")";
+  return LabelOfConditions(it->second);
 }
 
 std::string MachineClass(const v1::RunRecord& record,
@@ -35,15 +44,55 @@ std::string MachineClass(const v1::RunRecord& record,
 
 std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, const std::vector<Lang>& langs) {
   const auto& conditions = input.conditions;
-  auto machine_of = [&conditions](const v1::RunRecord& record) { return MachineLabel(record, conditions); };
+  const std::vector<v1::RunRecord>& records = input.records;
+  // Each record's MachineLabel once, on two threads, with each known machine's label built once:
+  // the guide asks for the label of every record three times (cells, series, classes), and the
+  // lookups and "hostname (class)" strings, millions of them, showed in the profile.
+  std::map<std::string, std::string, std::less<>> label_of_conditions;
+  for (const auto& [fingerprint, c] : conditions) label_of_conditions.emplace(fingerprint, LabelOfConditions(c));
+  std::vector<std::string> labels(records.size());
+  auto label = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      const v1::RunRecord& record = records[i];
+      if (!record.params().contains("machine")) {
+        auto it = label_of_conditions.find(record.conditions_fingerprint());
+        if (it != label_of_conditions.end()) {
+          labels[i] = it->second;
+          continue;
+        }
+      }
+      labels[i] = MachineLabel(record, conditions);
+    }
+  };
+  {
+    auto first_half = std::async(std::launch::async, label, 0, records.size() / 2);
+    label(records.size() / 2, records.size());
+    first_half.get();
+  }
+  auto machine_of = [&](const v1::RunRecord& record) {
+    // std::less: a total order even for a record from elsewhere, which gets its label computed.
+    const std::less<const v1::RunRecord*> before;
+    if (!before(&record, records.data()) && before(&record, records.data() + records.size())) {
+      return labels[static_cast<size_t>(&record - records.data())];
+    }
+    return MachineLabel(record, conditions);
+  };
   GuideContext context;
   context.conditions = input.conditions;
   context.targets = input.targets ? *input.targets : DefaultTargets();
-  for (const auto& record : input.records) {
-    context.class_of_machine.emplace(MachineLabel(record, conditions), MachineClass(record, conditions));
-  }
-  Analysis analysis = Analyze(input.records, machine_of);
-  GuideModel model = BuildGuideModel(input.records, context, machine_of, &analysis);
+  // The series (section 1) and the machines' classes read every record but need none of the
+  // analysis: worked out meanwhile. Until get(), only that thread touches `context`.
+  std::future<std::vector<SeriesDraft>> series = std::async(std::launch::async, [&] {
+    for (size_t i = 0; i < records.size(); ++i) {
+      // The first record of a label gives its class.
+      if (!context.class_of_machine.contains(labels[i])) {
+        context.class_of_machine.emplace(labels[i], MachineClass(records[i], conditions));
+      }
+    }
+    return DraftSeries(records, context, machine_of);
+  });
+  Analysis analysis = Analyze(records, machine_of);
+  GuideModel model = BuildGuideModel(series.get(), context, &analysis);
   std::vector<std::string> skipped;
   for (const auto& s : input.skipped) {
     skipped.push_back((s.line == 0 ? s.path : s.path + ":" + std::to_string(s.line)) + ": " + s.reason);
@@ -68,8 +117,13 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
     files.merge(charts);
     return files;
   };
-  std::future<std::string> sources_csv =
-      std::async(std::launch::async, [&analysis] { return SourcesCsv(analysis.sources); });
+  // Nothing but sources.csv reads the source table now (the renders read the cells, the traps and
+  // the model): its thread takes the table and frees it too, alongside the renders rather than
+  // after them (millions of rows at a million runs).
+  std::future<std::string> sources_csv = std::async(std::launch::async, [&analysis] {
+    const SourceTable sources = std::move(analysis.sources);
+    return SourcesCsv(sources);
+  });
   std::vector<std::future<std::map<std::string, std::string>>> per_lang;
   for (Lang lang : langs) per_lang.push_back(std::async(std::launch::async, render_lang, lang));
   std::map<std::string, std::string> files;

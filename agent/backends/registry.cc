@@ -4,6 +4,8 @@
 #include "agent/backends/backend.h"
 #include "agent/backends/comfyui/comfyui_backend.h"
 #include "agent/backends/llama_server/llama_server_backend.h"
+#include "agent/backends/openai/openai_backend.h"
+#include "agent/backends/workflow/workflow_backend.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -12,6 +14,8 @@ const std::map<std::string, BackendFactory>& Registry() {
   static const auto* registry = new std::map<std::string, BackendFactory>{
       {"comfyui", &NewComfyUiBackend},
       {"llama-server", &NewLlamaServerBackend},
+      {"openai", &NewOpenAiBackend},
+      {"workflow", &NewWorkflowBackend},
   };
   return *registry;
 }

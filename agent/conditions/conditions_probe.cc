@@ -5,6 +5,7 @@
 
 #include "agent/conditions/linux_probe.h"
 #include "agent/conditions/macos_probe.h"
+#include "agent/platform/vendor_probes.h"
 #include "common/conditions_fingerprint.h"
 #include "common/version.h"
 
@@ -24,22 +25,24 @@ std::unique_ptr<ConditionsProbe> NewPlatformProbe(Env* env) {
 #if defined(__APPLE__)
   return std::make_unique<MacOsProbe>();
 #else
-  return std::make_unique<LinuxProbe>(env);
+  return std::make_unique<LinuxProbe>(env, "", SystemToolRunner());
 #endif
 }
 
 std::vector<std::unique_ptr<AcceleratorProbe>> NewAcceleratorProbes(Env* env) {
-  // Vendor probes (NVIDIA, AMD, Apple) register here.
-  return {};
+  return NewVendorProbes(SystemToolRunner(), &env->clock());
 }
 
 absl::StatusOr<v1::MachineConditions> CaptureConditions(
     ConditionsProbe& platform, const std::vector<std::unique_ptr<AcceleratorProbe>>& accelerators,
-    const std::map<std::string, std::string>& labels, Clock& clock) {
+    const std::map<std::string, std::string>& labels, Clock& clock, std::vector<ProbeNote>* notes) {
   v1::MachineConditions conditions;
   if (auto s = platform.Probe(&conditions); !s.ok()) return s;
   for (const auto& probe : accelerators) {
     if (auto s = probe->Probe(&conditions); !s.ok()) return s;
+    if (notes != nullptr) {
+      for (ProbeNote& note : probe->notes()) notes->push_back(std::move(note));
+    }
   }
   conditions.mutable_labels()->insert(labels.begin(), labels.end());
   conditions.set_agent_version(kVersion);
@@ -53,9 +56,9 @@ absl::StatusOr<v1::MachineConditions> CaptureConditions(
 }
 
 absl::StatusOr<v1::MachineConditions> CaptureMachineConditions(
-    Env* env, const std::map<std::string, std::string>& labels) {
+    Env* env, const std::map<std::string, std::string>& labels, std::vector<ProbeNote>* notes) {
   auto platform = NewPlatformProbe(env);
-  return CaptureConditions(*platform, NewAcceleratorProbes(env), labels, env->clock());
+  return CaptureConditions(*platform, NewAcceleratorProbes(env), labels, env->clock(), notes);
 }
 
 }  // namespace benchfleet::agent

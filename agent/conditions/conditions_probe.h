@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "agent/platform/device_monitor.h"
 #include "benchfleet/v1/conditions.pb.h"
 #include "common/clock.h"
 #include "common/env.h"
@@ -33,6 +34,9 @@ class AcceleratorProbe {
   // Appends the devices found to conditions->accelerators(); OK and nothing appended when the
   // vendor's driver or tools are absent.
   virtual absl::Status Probe(v1::MachineConditions* conditions) = 0;
+  // Why the last Probe left fields empty (tool missing, output not understood); empty when it
+  // filled everything it knows.
+  virtual std::vector<ProbeNote> notes() const { return {}; }
 };
 
 // Fills what every POSIX system reports the same way: hostname, kernel release and machine
@@ -42,17 +46,20 @@ void ProbePosixIdentity(v1::MachineConditions* conditions);
 // Returns the probe of the platform this was built for (Linux or macOS).
 std::unique_ptr<ConditionsProbe> NewPlatformProbe(Env* env);
 
-// Returns the accelerator probes of this platform. The hook for the vendor probes: none yet.
+// Returns the accelerator probes of this platform (agent/platform/vendor_probes.h: NVIDIA and
+// AMD on Linux, run through the agent's $PATH with a timeout each).
 std::vector<std::unique_ptr<AcceleratorProbe>> NewAcceleratorProbes(Env* env);
 
 // Runs the probes, then sets labels, agent_version, capture_time (from clock) and fingerprint.
+// The accelerator probes' notes (why a field stayed empty) are appended to notes when given:
+// MachineConditions has no field for them yet.
 absl::StatusOr<v1::MachineConditions> CaptureConditions(
     ConditionsProbe& platform, const std::vector<std::unique_ptr<AcceleratorProbe>>& accelerators,
-    const std::map<std::string, std::string>& labels, Clock& clock);
+    const std::map<std::string, std::string>& labels, Clock& clock, std::vector<ProbeNote>* notes = nullptr);
 
 // Captures this machine's conditions with the platform's probes and env's clock.
 absl::StatusOr<v1::MachineConditions> CaptureMachineConditions(
-    Env* env, const std::map<std::string, std::string>& labels);
+    Env* env, const std::map<std::string, std::string>& labels, std::vector<ProbeNote>* notes = nullptr);
 
 }  // namespace benchfleet::agent
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/conditions/conditions_probe.h"
+#include "agent/platform/cpu_host.h"
 #include "common/string_views.h"
 
 namespace benchfleet::agent {
@@ -86,6 +87,11 @@ absl::Status LinuxProbe::Probe(v1::MachineConditions* conditions) {
 
   if (auto cpuinfo = env_->ReadFile(root_ + "/proc/cpuinfo"); cpuinfo.ok()) {
     conditions->set_cpu_model(ParseCpuModel(*cpuinfo));
+  }
+  if (conditions->cpu_model().empty() && tools_ != nullptr) {
+    if (auto lscpu = tools_->Run({"lscpu", "-J"}, absl::Seconds(10)); lscpu.ok() && lscpu->exit_code == 0) {
+      if (auto facts = ParseLscpuJson(lscpu->stdout_text); facts.ok()) conditions->set_cpu_model(facts->model_name);
+    }
   }
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (cores > 0) conditions->set_logical_cores(static_cast<uint32_t>(cores));

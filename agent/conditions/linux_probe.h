@@ -9,18 +9,22 @@
 #include <string_view>
 
 #include "agent/conditions/conditions_probe.h"
+#include "agent/platform/command_runner.h"
 
 namespace benchfleet::agent {
 
 class LinuxProbe : public ConditionsProbe {
  public:
-  // root prefixes /etc and /proc paths; "" is the real file system.
-  explicit LinuxProbe(Env* env, std::string root = "") : env_(env), root_(std::move(root)) {}
+  // root prefixes /etc and /proc paths; "" is the real file system. tools, when given, runs
+  // `lscpu -J` for the CPU model when /proc/cpuinfo names none (most ARM servers).
+  explicit LinuxProbe(Env* env, std::string root = "", CommandRunner* tools = nullptr)
+      : env_(env), root_(std::move(root)), tools_(tools) {}
   absl::Status Probe(v1::MachineConditions* conditions) override;
 
  private:
   Env* env_;
   std::string root_;
+  CommandRunner* tools_;
 };
 
 struct OsRelease {

@@ -6,6 +6,7 @@
 #include <set>
 #include <span>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/yaml_error.h"
@@ -15,7 +16,8 @@ namespace benchfleet::agent {
 namespace {
 
 constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "metrics_listen", "labels", "allow"};
-constexpr const char* kAllowKeys[] = {"backends", "executables", "model_dirs", "urls", "workflow_dirs"};
+constexpr const char* kAllowKeys[] = {"backends", "executables", "model_dirs", "urls", "workflow_dirs", "commands"};
+constexpr const char* kCommandKeys[] = {"argv", "env"};
 
 using ErrorAt = YamlErrorAt;
 
@@ -39,6 +41,22 @@ absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& node, std:
     out.push_back(item.Scalar());
   }
   return out;
+}
+
+// Checks that every "{...}" of a template argument is a known placeholder.
+absl::Status CheckPlaceholders(const YAML::Node& node, const std::string& arg, std::string_view name,
+                               const ErrorAt& error) {
+  for (size_t open = arg.find('{'); open != std::string::npos; open = arg.find('{', open + 1)) {
+    const size_t close = arg.find('}', open);
+    const std::string placeholder = arg.substr(open, close == std::string::npos ? std::string::npos : close - open + 1);
+    bool known = false;
+    for (const char* p : kCommandPlaceholders) known = known || placeholder == p;
+    if (!known) {
+      return error(node, absl::StrCat(ToAbsl(name), ": unknown placeholder '", placeholder, "' in '", arg,
+                                      "' (known placeholders: ", absl::StrJoin(kCommandPlaceholders, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Checks that node is a map with only known keys, none twice.
@@ -118,6 +136,49 @@ absl::StatusOr<AgentConfig> Parse(const YAML::Node& root, std::string_view sourc
       auto list = StringList(node, absl::StrCat("allow.", field.key), field.absolute_paths, error);
       if (!list.ok()) return list.status();
       *field.out = std::move(*list);
+    }
+  }
+  if (const YAML::Node commands = root["allow"] ? root["allow"]["commands"] : YAML::Node();
+      commands && !commands.IsNull()) {
+    if (!commands.IsMap()) {
+      return error(commands, "allow.commands must be a map of name: {argv: [program, args...], env: [NAMES]}");
+    }
+    for (const auto& entry : commands) {
+      const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "";
+      const std::string where = absl::StrCat("allow.commands.", name);
+      if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                              std::string::npos) {
+        return error(entry.first, absl::StrCat("allow.commands names must be letters, digits, '.', '_' or '-', got '",
+                                               name, "'"));
+      }
+      if (config.allow.commands.count(name) > 0) return error(entry.first, absl::StrCat("key '", where, "' is given twice"));
+      const YAML::Node& body = entry.second;
+      if (!body.IsMap()) return error(body, absl::StrCat(where, " must be a map with the keys argv, env"));
+      if (auto s = CheckKeys(body, where + ".", kCommandKeys, error); !s.ok()) return s;
+      CommandTemplate command;
+      if (!body["argv"]) return error(body, absl::StrCat(where, ".argv is required"));
+      auto argv = StringList(body["argv"], where + ".argv", false, error);
+      if (!argv.ok()) return argv.status();
+      if (argv->empty() || (*argv)[0][0] != '/') {
+        return error(body["argv"], absl::StrCat(where, ".argv must start with the program's absolute path"));
+      }
+      for (size_t i = 0; i < argv->size(); ++i) {
+        if (auto s = CheckPlaceholders(body["argv"][i], (*argv)[i], where + ".argv", error); !s.ok()) return s;
+      }
+      command.argv = std::move(*argv);
+      if (body["env"]) {
+        auto env = StringList(body["env"], where + ".env", false, error);
+        if (!env.ok()) return env.status();
+        for (size_t i = 0; i < env->size(); ++i) {
+          const std::string& var = (*env)[i];
+          if (var.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos ||
+              absl::ascii_isdigit(static_cast<unsigned char>(var[0]))) {
+            return error(body["env"][i], absl::StrCat(where, ".env entry '", var, "' is not a variable name"));
+          }
+        }
+        command.env = std::move(*env);
+      }
+      config.allow.commands.emplace(name, std::move(command));
     }
   }
   return config;

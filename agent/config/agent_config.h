@@ -15,6 +15,19 @@
 
 namespace benchfleet::agent {
 
+// A command the operator lets specs run (allow.commands), by name: the spec names it and fills
+// its placeholders; it never supplies a program or arguments of its own.
+struct CommandTemplate {
+  // argv[0] an absolute path; arguments may hold the placeholders of kCommandPlaceholders, whole
+  // or inside an argument ("--input={prompts}"), which the backend fills with checked values.
+  std::vector<std::string> argv;
+  // Names of environment variables a spec may set for it (e.g. ACCELERATOR); none by default.
+  std::vector<std::string> env;
+};
+
+// The placeholders a command template may hold.
+inline constexpr const char* kCommandPlaceholders[] = {"{config}", "{prompts}", "{output}"};
+
 // What the agent may touch on behalf of a coordinator. Empty lists allow nothing.
 struct AllowConfig {
   std::vector<std::string> backends;     // backend kinds, e.g. "llama-server"
@@ -24,6 +37,8 @@ struct AllowConfig {
   // Absolute directories a coordinator's task may name a ComfyUI workflow file in (a workflow is
   // read, and sent to ComfyUI: without this, a coordinator could have any readable file read).
   std::vector<std::string> workflow_dirs;
+  // Commands (backend workflow) by name, e.g. "workflow-v6".
+  std::map<std::string, CommandTemplate> commands;
 };
 
 struct AgentConfig {

@@ -137,8 +137,21 @@ absl::Status AllowList::CheckUrl(std::string_view url) const {
   return Deny(absl::StrCat("url ", ToAbsl(url)), "allow.urls");
 }
 
+absl::StatusOr<CommandTemplate> AllowList::FindCommand(std::string_view name) const {
+  auto it = allow_.commands.find(std::string(name));
+  if (it == allow_.commands.end()) return Deny(absl::StrCat("command ", ToAbsl(name)), "allow.commands");
+  return it->second;
+}
+
 absl::Status AllowList::WithAllowed(const absl::Status& refusal) const {
   if (refusal.code() != absl::StatusCode::kPermissionDenied) return refusal;
+  if (refusal.message().find("(allow.commands") != absl::string_view::npos) {
+    std::vector<std::string> names;
+    for (const auto& [name, command] : allow_.commands) names.push_back(name);
+    return absl::PermissionDeniedError(absl::StrCat(
+        refusal.message(), "; allow.commands",
+        names.empty() ? " is empty: this agent allows none" : absl::StrCat(" lists: ", absl::StrJoin(names, ", "))));
+  }
   const std::pair<const char*, const std::vector<std::string>*> settings[] = {
       {"allow.backends", &allow_.backends},
       {"allow.executables", &allow_.executables},

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "agent/config/agent_config.h"
 
 namespace benchfleet::agent {
@@ -38,6 +39,10 @@ class AllowList {
   // OK when url has the scheme, host and port of an entry of allow.urls and its path lies under
   // the entry's path ("http://h:1/api" allows "http://h:1/api/x", not "http://h:1/apix").
   absl::Status CheckUrl(std::string_view url) const;
+
+  // Returns the command template called name in allow.commands (the spec names a command, it
+  // never supplies one).
+  absl::StatusOr<CommandTemplate> FindCommand(std::string_view name) const;
 
   // Returns a refusal of the checks above with what the setting it names does allow appended
   // ("...; allow.backends lists: llama-server"), so whoever reads it (a coordinator showing a

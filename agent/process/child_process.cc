@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +119,7 @@ class PosixProcess : public Process {
   }
 
   std::optional<ExitStatus> exit_status() const override { return status_; }
+  std::optional<uint64_t> reaped_max_rss_bytes() const override { return max_rss_bytes_; }
 
   absl::StatusOr<PeakMemory> ReadPeakMemory() override {
     if (!Running()) {
@@ -174,12 +176,19 @@ class PosixProcess : public Process {
   bool Reap(bool block) {
     int status = 0;
     pid_t r;
+    struct rusage usage;
+    std::memset(&usage, 0, sizeof(usage));
     do {
-      r = ::waitpid(pid_, &status, block ? 0 : WNOHANG);
+      r = ::wait4(pid_, &status, block ? 0 : WNOHANG, &usage);
     } while (r < 0 && errno == EINTR);
     if (r == 0) return false;
     if (r == pid_) {
       status_ = FromWaitStatus(status);
+#if defined(__APPLE__)
+      max_rss_bytes_ = static_cast<uint64_t>(usage.ru_maxrss);  // bytes on macOS
+#else
+      max_rss_bytes_ = static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
+#endif
     } else {
       // ECHILD: someone else reaped it (a SIGCHLD handler set to SIG_IGN); the status is lost.
       status_ = ExitStatus{.exit_code = -1};
@@ -192,7 +201,16 @@ class PosixProcess : public Process {
   Clock* const clock_;
   Env* const env_;
   std::optional<ExitStatus> status_;
+  std::optional<uint64_t> max_rss_bytes_;
 };
+
+// What the child reports through the error pipe when it cannot get to exec.
+struct ChildError {
+  int stage = 0;  // kStageExec or kStageCgroup
+  int err = 0;
+};
+constexpr int kStageExec = 1;
+constexpr int kStageCgroup = 2;
 
 class PosixProcessLauncher : public ProcessLauncher {
  public:
@@ -226,6 +244,17 @@ class PosixProcessLauncher : public ProcessLauncher {
     const std::string log_path = options.log_path.empty() ? "/dev/null" : options.log_path;
     Fd log_fd(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
     if (log_fd.get() < 0) return ErrnoToStatus(errno, absl::StrCat("cannot open the log file ", log_path));
+    Fd stderr_fd(options.stderr_path.empty()
+                     ? ::fcntl(log_fd.get(), F_DUPFD_CLOEXEC, 0)
+                     : ::open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    if (stderr_fd.get() < 0) {
+      return ErrnoToStatus(errno, absl::StrCat("cannot open the log file ", options.stderr_path));
+    }
+    Fd cgroup_fd(options.cgroup_procs_path.empty() ? -1
+                                                   : ::open(options.cgroup_procs_path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!options.cgroup_procs_path.empty() && cgroup_fd.get() < 0) {
+      return ErrnoToStatus(errno, absl::StrCat("cannot open ", options.cgroup_procs_path));
+    }
     int pipe_fds[2];
 #if defined(__linux__)
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return ErrnoToStatus(errno, "cannot create a pipe");
@@ -242,32 +271,44 @@ class PosixProcessLauncher : public ProcessLauncher {
     const pid_t pid = ::fork();
     if (pid < 0) return ErrnoToStatus(errno, absl::StrCat("cannot start ", program, ": fork"));
     if (pid == 0) {
-      ChildAfterFork(parent, stdin_fd.get(), log_fd.get(), error_write.get(), argv.data(), envp.data());
+      ChildAfterFork(parent, stdin_fd.get(), log_fd.get(), stderr_fd.get(), cgroup_fd.get(), error_write.get(),
+                     argv.data(), envp.data());
     }
 
     // Both sides set the group, so it is in place whichever runs first (EACCES once the child
     // has exec'd is fine: it did it itself).
     ::setpgid(pid, pid);
     error_write.Reset();
-    int child_errno = 0;
+    ChildError child_error;
     ssize_t n;
     do {
-      n = ::read(error_read.get(), &child_errno, sizeof(child_errno));
+      n = ::read(error_read.get(), &child_error, sizeof(child_error));
     } while (n < 0 && errno == EINTR);
     if (n > 0) {
       int status = 0;
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
-      return ErrnoToStatus(child_errno, absl::StrCat("cannot start ", program));
+      if (child_error.stage == kStageCgroup) {
+        return ErrnoToStatus(child_error.err, absl::StrCat("cannot start ", program, ": cannot join the cgroup (",
+                                                           options.cgroup_procs_path, ")"));
+      }
+      return ErrnoToStatus(child_error.err, absl::StrCat("cannot start ", program));
     }
     return std::unique_ptr<Process>(new PosixProcess(pid, clock_, env_));
   }
 
  private:
   // Runs in the child between fork and exec; never returns.
-  [[noreturn]] static void ChildAfterFork(pid_t parent, int stdin_fd, int log_fd, int error_fd, char** argv,
-                                          char** envp) {
+  [[noreturn]] static void ChildAfterFork(pid_t parent, int stdin_fd, int log_fd, int stderr_fd, int cgroup_fd,
+                                          int error_fd, char** argv, char** envp) {
     ::setpgid(0, 0);
+    // "0" is "the writing process" to cgroup.procs, on v1 and v2 alike.
+    if (cgroup_fd >= 0 && ::write(cgroup_fd, "0", 1) != 1) {
+      const ChildError e{kStageCgroup, errno};
+      ssize_t ignored = ::write(error_fd, &e, sizeof(e));
+      (void)ignored;
+      ::_exit(127);
+    }
 #if defined(__linux__)
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     // The parent may have died before prctl: then nobody would ever kill this child.
@@ -275,7 +316,7 @@ class PosixProcessLauncher : public ProcessLauncher {
 #endif
     ::dup2(stdin_fd, STDIN_FILENO);
     ::dup2(log_fd, STDOUT_FILENO);
-    ::dup2(log_fd, STDERR_FILENO);
+    ::dup2(stderr_fd, STDERR_FILENO);
 #if defined(__linux__) && defined(CLOSE_RANGE_CLOEXEC)
     // Descriptors the agent opened without O_CLOEXEC (sockets of other libraries) stay out of
     // the server. CLOEXEC rather than close: error_fd must stay open until exec.
@@ -290,8 +331,8 @@ class PosixProcessLauncher : public ProcessLauncher {
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::execve(argv[0], argv, envp);
-    const int err = errno;
-    ssize_t ignored = ::write(error_fd, &err, sizeof(err));
+    const ChildError e{kStageExec, errno};
+    ssize_t ignored = ::write(error_fd, &e, sizeof(e));
     (void)ignored;
     ::_exit(127);
   }

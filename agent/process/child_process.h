@@ -35,6 +35,12 @@ struct ProcessOptions {
   // stdout and stderr are appended to this file (created 0644 when missing); empty: /dev/null.
   // stdin is always /dev/null.
   std::string log_path;
+  // When set, stderr goes to this file instead (created 0644 when missing, appended to).
+  std::string stderr_path;
+  // When set, a cgroup's cgroup.procs file (see cgroup_memory.h): the child writes itself into it
+  // before exec, so everything it runs is charged to that cgroup from the first byte. Start fails
+  // (saying so) when it cannot.
+  std::string cgroup_procs_path;
 };
 
 // How a child ended.
@@ -79,6 +85,11 @@ class Process {
 
   // Waits up to timeout for the child to exit on its own. DEADLINE_EXCEEDED when it still runs.
   virtual absl::StatusOr<ExitStatus> Wait(absl::Duration timeout) = 0;
+
+  // Returns the largest peak resident set size among the child and the descendants it waited for
+  // (wait4's ru_maxrss: the maximum of the tree, not the sum), in bytes, once the child has been
+  // reaped; nullopt before, or where the platform does not say.
+  virtual std::optional<uint64_t> reaped_max_rss_bytes() const { return std::nullopt; }
 
   // Sends SIGTERM to the group, waits up to grace for the child to exit, then sends SIGKILL to
   // the group and reaps the child. Idempotent: later calls return the same status.

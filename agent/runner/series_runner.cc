@@ -219,10 +219,16 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
     RunResult result;
     result.label = label;
     if (options_.on_timed_window) options_.on_timed_window(true);
+    if (options_.run_watcher != nullptr) options_.run_watcher->BeginRun();
     session->Run(input, &result.record);
+    std::vector<std::string> watch_problems;
+    if (options_.run_watcher != nullptr) watch_problems = options_.run_watcher->EndRun(&result.record);
     if (options_.on_timed_window) options_.on_timed_window(false);
     ++made;
     last_step = absl::StrCat(PhaseName(step.phase), " ", step.call);
+    for (const std::string& problem : watch_problems) {
+      Progress(absl::StrCat(where, " ", last_step, ": device sampling: ", problem));
+    }
 
     v1::RunRecord& record = result.record;
     const SessionInfo& info = session->info();

@@ -29,6 +29,7 @@
 #include "agent/backends/backend.h"
 #include "agent/config/allow_list.h"
 #include "agent/outbox/outbox.h"
+#include "agent/platform/device_sampler.h"
 #include "common/spec/series_spec.h"
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/record.pb.h"
@@ -72,6 +73,11 @@ struct RunnerOptions {
   // Reads the accelerator's temperature in degrees Celsius just before a run (outside the timed
   // window), recorded as the metric device_temperature_at_start; nullopt or unset records none.
   std::function<std::optional<double>()> device_temperature;
+  // Watches each timed run (agent/platform/device_sampler.h: the DeviceSampler adds device
+  // memory, utilisation, power, temperature, clock, energy and THROTTLED/CONTENDED flags):
+  // BeginRun right before the backend's Run, EndRun(record) right after it, inside the timed
+  // window; its problems become progress lines. nullptr watches nothing. Outlives the runner.
+  RunWatcher* run_watcher = nullptr;
   // One progress line per event (stderr in the run command); unset is silent.
   std::function<void(std::string_view)> progress;
   // Checked before every Open and every run: once true, the runner closes the session and stops.

@@ -520,8 +520,12 @@ void DeriveRules(const GuideContext& context, Analysis* analysis, GuideModel* mo
 
 GuideModel BuildGuideModel(const std::vector<v1::RunRecord>& records, const GuideContext& context,
                            const MachineOf& machine_of, Analysis* analysis) {
+  return BuildGuideModel(DraftSeries(records, context, machine_of), context, analysis);
+}
+
+GuideModel BuildGuideModel(std::vector<SeriesDraft> series, const GuideContext& context, Analysis* analysis) {
   GuideModel model;
-  model.series = SummarizeSeries(records, context, machine_of, analysis);
+  model.series = AddSeriesSources(std::move(series), analysis);
   DeriveVerdicts(context, analysis, &model);
   DeriveRules(context, analysis, &model);
   return model;

@@ -226,10 +226,24 @@ struct GuideModel {
   const Targets* targets = nullptr;        // the targets used (points into the context)
 };
 
-// Section 1 only. Adds count sources to analysis->sources.
+// Section 1 only. Adds count sources to analysis->sources. Same as AddSeriesSources(DraftSeries(...)).
 std::vector<SeriesConditions> SummarizeSeries(const std::vector<v1::RunRecord>& records,
                                               const GuideContext& context, const MachineOf& machine_of,
                                               Analysis* analysis);
+
+// SummarizeSeries in two steps. The first, which reads every record, needs no sources, so it can
+// run alongside Analyze (at a million runs each takes about a second); the second adds the count
+// sources after the analysis' own, so the ids stay those of SummarizeSeries.
+struct SeriesDraft {
+  SeriesConditions conditions;  // without the runs / ok_runs sources
+  std::vector<std::string> run_ids, provenance;        // every run, run order
+  std::vector<std::string> ok_run_ids, ok_provenance;  // the CODE_OK ones
+};
+// Reads `records` only; thread-safe as long as `machine_of` is.
+std::vector<SeriesDraft> DraftSeries(const std::vector<v1::RunRecord>& records, const GuideContext& context,
+                                     const MachineOf& machine_of);
+// Adds each series' two count sources, in order, and returns the series.
+std::vector<SeriesConditions> AddSeriesSources(std::vector<SeriesDraft> drafts, Analysis* analysis);
 
 // Sections 4 to 6. Adds target and formula sources to analysis->sources.
 void DeriveVerdicts(const GuideContext& context, Analysis* analysis, GuideModel* model);
@@ -240,6 +254,8 @@ void DeriveRules(const GuideContext& context, Analysis* analysis, GuideModel* mo
 // All of it, in the order above (sources ids are thus deterministic).
 GuideModel BuildGuideModel(const std::vector<v1::RunRecord>& records, const GuideContext& context,
                            const MachineOf& machine_of, Analysis* analysis);
+// The same from the series drafted already (DraftSeries).
+GuideModel BuildGuideModel(std::vector<SeriesDraft> series, const GuideContext& context, Analysis* analysis);
 
 }  // namespace benchfleet::synthesis
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@ namespace benchfleet::synthesis {
 namespace {
 
 std::string MatrixString(const v1::RunRecord& r) {
+  if (r.matrix().empty()) return "";  // most runs: no sorted copy of an empty map
   std::map<std::string, std::string> sorted(r.matrix().begin(), r.matrix().end());
   std::string out;
   for (const auto& [k, v] : sorted) out += (out.empty() ? "" : ";") + k + "=" + v;
@@ -39,17 +41,28 @@ std::string Rfc3339Utc(const google::protobuf::Timestamp& t) {
 
 // The series key of a record: its conditions fingerprint, else the imported file's path, else ""
 // (a live record without fingerprint: its series is then told apart by machine alone).
-std::string SeriesKeyOf(const v1::RunRecord& r) {
+std::string_view SeriesKeyOf(const v1::RunRecord& r) {
   if (!r.conditions_fingerprint().empty()) return r.conditions_fingerprint();
   if (r.provenance().kind() == v1::Provenance::KIND_FILE) return r.provenance().file();
   return "";
 }
 
-SeriesConditions Summarize(const std::string& key, const std::string& machine,
-                           std::vector<const v1::RunRecord*> runs, const GuideContext& context,
-                           Analysis* analysis) {
-  std::sort(runs.begin(), runs.end(), RunBefore);
-  SeriesConditions s;
+// Orders (series key, machine) pairs of strings or of views alike, so a map of strings is searched
+// with views.
+struct PairLess {
+  using is_transparent = void;
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return std::tie(a.first, a.second) < std::tie(b.first, b.second);
+  }
+};
+
+SeriesDraft Summarize(const std::string& key, const std::string& machine, std::vector<const v1::RunRecord*> runs,
+                      const GuideContext& context) {
+  // Usually in run order already (the database reader sorts the records): check first.
+  if (!std::is_sorted(runs.begin(), runs.end(), RunBefore)) std::sort(runs.begin(), runs.end(), RunBefore);
+  SeriesDraft draft;
+  SeriesConditions& s = draft.conditions;
   s.key = key;
   s.fingerprint = runs.front()->conditions_fingerprint();
   s.machine = machine;
@@ -61,19 +74,31 @@ SeriesConditions Summarize(const std::string& key, const std::string& machine,
   }
 
   std::set<std::string> series_ids, tasks, backends, matrices;
-  std::vector<std::string> ids, provenance, ok_ids, ok_provenance;
+  std::vector<std::string>& ids = draft.run_ids;
+  std::vector<std::string>& provenance = draft.provenance;
+  std::vector<std::string>& ok_ids = draft.ok_run_ids;
+  std::vector<std::string>& ok_provenance = draft.ok_provenance;
+  ids.reserve(runs.size());
+  provenance.reserve(runs.size());
   const google::protobuf::Timestamp* first = nullptr;
   const google::protobuf::Timestamp* last = nullptr;
   auto earlier = [](const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
     return std::make_pair(a.seconds(), a.nanos()) < std::make_pair(b.seconds(), b.nanos());
   };
+  // A set lookup only when a field differs from the previous run's: consecutive runs mostly share
+  // them, and a million lookups per field showed in the profile.
+  auto insert_new = [](std::set<std::string>& set, const std::string& value, const std::string*& previous) {
+    if (value.empty() || (previous != nullptr && *previous == value)) return;
+    set.insert(value);
+    previous = &value;
+  };
+  const std::string *previous_series = nullptr, *previous_task = nullptr, *previous_backend = nullptr;
   for (size_t i = 0; i < runs.size(); ++i) {
     const v1::RunRecord& r = *runs[i];
-    if (!r.series_id().empty()) series_ids.insert(r.series_id());
-    if (!r.task().empty()) tasks.insert(r.task());
-    if (!r.backend().empty()) backends.insert(r.backend());
-    std::string matrix = MatrixString(r);
-    if (!matrix.empty()) matrices.insert(matrix);
+    insert_new(series_ids, r.series_id(), previous_series);
+    insert_new(tasks, r.task(), previous_task);
+    insert_new(backends, r.backend(), previous_backend);
+    if (!r.matrix().empty()) matrices.insert(MatrixString(r));
     ids.push_back(r.run_id());
     provenance.push_back(ProvenanceOf(r));
     if (r.status().code() == v1::RunStatus::CODE_OK) {
@@ -101,11 +126,7 @@ SeriesConditions Summarize(const std::string& key, const std::string& machine,
   s.matrix_values.assign(matrices.begin(), matrices.end());
   if (first != nullptr) s.first_start = Rfc3339Utc(*first);
   if (last != nullptr) s.last_start = Rfc3339Utc(*last);
-  const double n = static_cast<double>(ids.size());
-  const double n_ok = static_cast<double>(ok_ids.size());
-  s.runs = Figure{n, "runs", analysis->sources.AddCount(std::move(ids), std::move(provenance))};
-  s.ok_runs = Figure{n_ok, "runs", analysis->sources.AddCount(std::move(ok_ids), std::move(ok_provenance))};
-  return s;
+  return draft;
 }
 
 }  // namespace
@@ -113,10 +134,36 @@ SeriesConditions Summarize(const std::string& key, const std::string& machine,
 std::vector<SeriesConditions> SummarizeSeries(const std::vector<v1::RunRecord>& records,
                                               const GuideContext& context, const MachineOf& machine_of,
                                               Analysis* analysis) {
+  return AddSeriesSources(DraftSeries(records, context, machine_of), analysis);
+}
+
+std::vector<SeriesConditions> AddSeriesSources(std::vector<SeriesDraft> drafts, Analysis* analysis) {
+  std::vector<SeriesConditions> out;
+  out.reserve(drafts.size());
+  for (SeriesDraft& d : drafts) {
+    SeriesConditions& s = d.conditions;
+    const double n = static_cast<double>(d.run_ids.size());
+    const double n_ok = static_cast<double>(d.ok_run_ids.size());
+    s.runs = Figure{n, "runs", analysis->sources.AddCount(std::move(d.run_ids), std::move(d.provenance))};
+    s.ok_runs = Figure{n_ok, "runs", analysis->sources.AddCount(std::move(d.ok_run_ids), std::move(d.ok_provenance))};
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<SeriesDraft> DraftSeries(const std::vector<v1::RunRecord>& records, const GuideContext& context,
+                                     const MachineOf& machine_of) {
   // One series per (key, machine): an imported file may hold the runs of several machines (a
   // generic CSV's "machine" column), and a series names one machine.
-  std::map<std::pair<std::string, std::string>, std::vector<const v1::RunRecord*>> groups;
-  for (const auto& r : records) groups[{SeriesKeyOf(r), machine_of(r)}].push_back(&r);
+  // Found by views of the record's own strings, the key copied once per series.
+  std::map<std::pair<std::string, std::string>, std::vector<const v1::RunRecord*>, PairLess> groups;
+  for (const auto& r : records) {
+    const std::string machine = machine_of(r);
+    const std::pair<std::string_view, std::string_view> key{SeriesKeyOf(r), machine};
+    auto it = groups.find(key);
+    if (it == groups.end()) it = groups.emplace(std::pair<std::string, std::string>(key), std::vector<const v1::RunRecord*>{}).first;
+    it->second.push_back(&r);
+  }
 
   struct Pending {
     std::string machine;
@@ -135,8 +182,8 @@ std::vector<SeriesConditions> SummarizeSeries(const std::vector<v1::RunRecord>& 
     return std::tie(a.machine, a.first_start, a.key) < std::tie(b.machine, b.first_start, b.key);
   });
 
-  std::vector<SeriesConditions> out;
-  for (const Pending& p : order) out.push_back(Summarize(p.key, p.machine, *p.runs, context, analysis));
+  std::vector<SeriesDraft> out;
+  for (const Pending& p : order) out.push_back(Summarize(p.key, p.machine, *p.runs, context));
   return out;
 }
 

@@ -12,7 +12,11 @@
 namespace benchfleet::synthesis {
 
 // Operations (README.md, "sources.csv"):
-//   value, min, max, median, q1, q3: over `inputs`, inputs[i] belonging to run_ids[i];
+//   value: inputs[0], the figure of the one run run_ids[0];
+//   min, max, median, q1, q3: either over the figures of the sources input_refs (a cell's accepted
+//     runs, each cited by its "value" source, which names the run, its provenance and its figure;
+//     run_ids, provenance and inputs stay empty), or, without input_refs, over `inputs`, inputs[i]
+//     belonging to run_ids[i] (a memory maximum, whose runs have no value source of their own);
 //   count: the number of run_ids (inputs empty);
 //   target: a figure the user set in a targets file: inputs[0], from input_refs[0] ("FILE:LINE");
 //   formula: `formula` over x1..xn = inputs[0..n-1], each taken from the source input_refs[i]
@@ -40,6 +44,8 @@ class SourceTable {
   // Appends a source, giving it the next id, and returns that id.
   std::string Add(std::string operation, std::vector<std::string> run_ids, std::vector<std::string> provenance,
                   std::vector<double> inputs);
+  // Appends an aggregate (min, max, median, q1, q3) over the figures of the sources `input_refs`.
+  std::string AddAggregate(std::string operation, std::vector<std::string> input_refs);
   // Appends a "count" source over `run_ids`.
   std::string AddCount(std::vector<std::string> run_ids, std::vector<std::string> provenance);
   // Appends a "target" source: `value` set by the user at `file_line` ("targets.yaml:12").
@@ -48,6 +54,12 @@ class SourceTable {
   // the guide recomputes it from `formula` and `inputs` by its own evaluator.
   Figure AddFormula(std::string formula, std::vector<double> inputs, std::vector<std::string> input_refs,
                     double value, std::string unit);
+  // Appends the sources of `other`, a table built on its own (a cell's, on another thread), with
+  // their ids, and the ids that they cite, shifted by this table's size before: as if they had
+  // been added here. Returns that shift, to apply to the figures citing them (ShiftSourceId).
+  size_t AppendShifted(SourceTable other);
+  // Makes room for `count` sources in all, so that appending a million of them moves none.
+  void Reserve(size_t count) { sources_.reserve(count); }
   // Returns the source with `id`, or nullptr.
   const Source* Find(const std::string& id) const;
   const std::vector<Source>& sources() const { return sources_; }
@@ -55,6 +67,9 @@ class SourceTable {
  private:
   std::vector<Source> sources_;
 };
+
+// Turns the id "S<n>" into "S<n + shift>"; leaves anything else alone.
+void ShiftSourceId(size_t shift, std::string* id);
 
 // Returns "live", "FILE:LINE" or "unknown" for a record's provenance.
 std::string ProvenanceOf(const v1::RunRecord& record);

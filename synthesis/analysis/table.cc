@@ -1,9 +1,12 @@
 #include "synthesis/analysis/table.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -12,7 +15,7 @@ namespace benchfleet::synthesis {
 namespace {
 
 // Preference order of the figure shown per cell: the throughput a backend reports, else wall time.
-constexpr const char* kThroughputMetrics[] = {"predicted_per_second", "images_per_second", "tokens_per_second"};
+constexpr std::string_view kThroughputMetrics[] = {"predicted_per_second", "images_per_second", "tokens_per_second"};
 
 bool IsExcludingFlag(const std::string& code) {
   // INVALIDATED: an operator marked the run invalid (benchfleet runs invalidate).
@@ -20,14 +23,11 @@ bool IsExcludingFlag(const std::string& code) {
 }
 
 std::string MatrixString(const v1::RunRecord& r) {
+  if (r.matrix().empty()) return "";  // most runs: no sorted copy of an empty map, a million times
   std::map<std::string, std::string> sorted(r.matrix().begin(), r.matrix().end());
   std::string out;
   for (const auto& [k, v] : sorted) out += (out.empty() ? "" : ";") + k + "=" + v;
   return out;
-}
-
-CellKey KeyOf(const v1::RunRecord& r, const MachineOf& machine_of) {
-  return CellKey{r.task(), machine_of(r), r.backend(), r.mode(), MatrixString(r), r.phase()};
 }
 
 // Run order: start_time, then call_index, then run_id (unique), so any input permutation sorts alike.
@@ -39,12 +39,42 @@ bool RunBefore(const v1::RunRecord* a, const v1::RunRecord* b) {
   return std::tie(as, an, ac, a->run_id()) < std::tie(bs, bn, bc, b->run_id());
 }
 
+// A cell key that refers to a record's own strings: looked up per record without copying them.
+struct CellKeyView {
+  std::string_view task, machine, backend, mode, matrix;
+  v1::Phase phase;
+};
+
+struct CellKeyLess {
+  using is_transparent = void;
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return std::tie(a.task, a.machine, a.backend, a.mode, a.matrix, a.phase) <
+           std::tie(b.task, b.machine, b.backend, b.mode, b.matrix, b.phase);
+  }
+};
+
 std::map<CellKey, std::vector<const v1::RunRecord*>> GroupByCell(const std::vector<v1::RunRecord>& records,
                                                                  const MachineOf& machine_of) {
-  std::map<CellKey, std::vector<const v1::RunRecord*>> cells;
-  for (const auto& r : records) cells[KeyOf(r, machine_of)].push_back(&r);
-  for (auto& [key, runs] : cells) std::sort(runs.begin(), runs.end(), RunBefore);
-  return cells;
+  // Looked up by views and CellKey built once per cell: a key of five strings copied per record
+  // was a tenth of the analysis at a million runs.
+  std::map<CellKey, std::vector<const v1::RunRecord*>, CellKeyLess> cells;
+  for (const auto& r : records) {
+    const std::string machine = machine_of(r);
+    const std::string matrix = MatrixString(r);
+    const CellKeyView view{r.task(), machine, r.backend(), r.mode(), matrix, r.phase()};
+    auto it = cells.find(view);
+    if (it == cells.end()) {
+      it = cells.emplace(CellKey{r.task(), machine, r.backend(), r.mode(), matrix, r.phase()},
+                         std::vector<const v1::RunRecord*>{}).first;
+    }
+    it->second.push_back(&r);
+  }
+  // Records usually come oldest first already (the database reader sorts them): check first.
+  for (auto& [key, runs] : cells) {
+    if (!std::is_sorted(runs.begin(), runs.end(), RunBefore)) std::sort(runs.begin(), runs.end(), RunBefore);
+  }
+  return {std::make_move_iterator(cells.begin()), std::make_move_iterator(cells.end())};
 }
 
 std::string UnitOf(const v1::RunRecord& r, const std::string& metric) {
@@ -64,18 +94,6 @@ void AppendTraps(const CellKey& key, const std::vector<const v1::RunRecord*>& ru
   }
 }
 
-// Adds a derived figure over the accepted runs; inputs stay in run order, paired with run_ids.
-Figure Derived(SourceTable* table, const std::string& op, double value, const std::string& unit,
-               const std::vector<RunFigure>& runs, const std::vector<std::string>& provenance) {
-  std::vector<std::string> ids;
-  std::vector<double> inputs;
-  for (const auto& rf : runs) {
-    ids.push_back(rf.run_id);
-    inputs.push_back(rf.figure.value);
-  }
-  return Figure{value, unit, table->Add(op, ids, provenance, inputs)};
-}
-
 Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs, SourceTable* table) {
   Cell cell;
   cell.key = key;
@@ -93,7 +111,6 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
   }
 
   std::vector<const v1::RunRecord*> accepted;
-  std::vector<std::string> accepted_provenance;
   for (const auto* r : runs) {
     std::optional<double> value = MetricOf(*r, cell.metric);
     std::optional<Figure> figure;
@@ -127,22 +144,32 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
     }
     cell.runs.push_back(RunFigure{r->run_id(), r->call_index(), *figure, wall});
     accepted.push_back(r);
-    accepted_provenance.push_back(ProvenanceOf(*r));
   }
 
   const size_t n = cell.runs.size();
   if (n >= 1) {
+    // The aggregates cite each accepted run's "value" source, which names the run, its provenance
+    // and its figure, instead of repeating the three: at a million runs, five copies of every run
+    // id, provenance and figure per cell were most of sources.csv's half a gigabyte and of the
+    // analysis' memory.
+    std::vector<std::string> refs;
     std::vector<double> sorted;
-    for (const auto& rf : cell.runs) sorted.push_back(rf.figure.value);
-    std::sort(sorted.begin(), sorted.end());
-    cell.min = Derived(table, "min", sorted.front(), cell.unit, cell.runs, accepted_provenance);
-    cell.max = Derived(table, "max", sorted.back(), cell.unit, cell.runs, accepted_provenance);
-    if (n >= static_cast<size_t>(kMedianMinRuns)) {
-      cell.median = Derived(table, "median", Quantile(sorted, 0.5), cell.unit, cell.runs, accepted_provenance);
+    refs.reserve(n);
+    sorted.reserve(n);
+    for (const auto& rf : cell.runs) {
+      refs.push_back(rf.figure.source_id);
+      sorted.push_back(rf.figure.value);
     }
+    std::sort(sorted.begin(), sorted.end());
+    auto aggregate = [&](const char* op, double value) {
+      return Figure{value, cell.unit, table->AddAggregate(op, refs)};
+    };
+    cell.min = aggregate("min", sorted.front());
+    cell.max = aggregate("max", sorted.back());
+    if (n >= static_cast<size_t>(kMedianMinRuns)) cell.median = aggregate("median", Quantile(sorted, 0.5));
     if (n > static_cast<size_t>(kDistributionAboveRuns)) {
-      cell.q1 = Derived(table, "q1", Quantile(sorted, 0.25), cell.unit, cell.runs, accepted_provenance);
-      cell.q3 = Derived(table, "q3", Quantile(sorted, 0.75), cell.unit, cell.runs, accepted_provenance);
+      cell.q1 = aggregate("q1", Quantile(sorted, 0.25));
+      cell.q3 = aggregate("q3", Quantile(sorted, 0.75));
       cell.distribution_only = true;
     }
   }
@@ -195,6 +222,23 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
   return cell;
 }
 
+// Shifts the ids of every figure of `cell` (SourceTable::AppendShifted).
+void ShiftCellSourceIds(size_t shift, Cell* cell) {
+  if (shift == 0) return;
+  auto shift_figure = [shift](Figure& f) { ShiftSourceId(shift, &f.source_id); };
+  for (RunFigure& rf : cell->runs) {
+    shift_figure(rf.figure);
+    if (rf.wall_seconds) shift_figure(*rf.wall_seconds);
+  }
+  for (ExcludedRun& e : cell->excluded) {
+    if (e.figure) shift_figure(*e.figure);
+  }
+  for (std::optional<Figure>* f : {&cell->excluded_count, &cell->min, &cell->max, &cell->median, &cell->q1, &cell->q3}) {
+    if (f->has_value()) shift_figure(**f);
+  }
+  for (MemoryEntry& m : cell->memory) shift_figure(m.bytes);
+}
+
 }  // namespace
 
 std::string DefaultMachineOf(const v1::RunRecord& record) {
@@ -203,14 +247,22 @@ std::string DefaultMachineOf(const v1::RunRecord& record) {
 }
 
 std::string SelectMetricName(const std::vector<const v1::RunRecord*>& runs) {
-  for (const char* name : kThroughputMetrics) {
-    for (const auto* r : runs) {
-      for (const auto& m : r->metrics()) {
-        if (m.name() == name) return name;
+  // One pass over the runs, keeping the most preferred name seen; a cell of a million runs without
+  // any of them (wall time) was read three times over.
+  constexpr size_t kNone = std::size(kThroughputMetrics);
+  size_t best = kNone;
+  for (const auto* r : runs) {
+    for (const auto& m : r->metrics()) {
+      for (size_t i = 0; i < best; ++i) {
+        if (m.name() == kThroughputMetrics[i]) {
+          best = i;
+          break;
+        }
       }
     }
+    if (best == 0) break;
   }
-  return "wall_seconds";
+  return std::string(best == kNone ? "wall_seconds" : kThroughputMetrics[best]);
 }
 
 std::optional<double> MetricOf(const v1::RunRecord& record, const std::string& metric) {
@@ -233,10 +285,45 @@ double Quantile(const std::vector<double>& sorted, double p) {
 
 Analysis Analyze(const std::vector<v1::RunRecord>& records, const MachineOf& machine_of) {
   Analysis analysis;
-  for (const auto& [key, runs] : GroupByCell(records, machine_of)) {
-    analysis.cells.push_back(BuildCell(key, runs, &analysis.sources));
-    analysis.simulated = analysis.simulated || analysis.cells.back().simulated;
-    AppendTraps(key, runs, &analysis.traps);
+  const auto groups = GroupByCell(records, machine_of);
+  std::vector<const std::pair<const CellKey, std::vector<const v1::RunRecord*>>*> cells;
+  for (const auto& group : groups) cells.push_back(&group);
+
+  // Each cell is built with a source table of its own (ids from S1), on a few threads at a million
+  // runs (where building the cells is most of the analysis); the tables then join in cell order,
+  // their ids shifted, so every id is the one of building the cells one after the other.
+  struct Built {
+    Cell cell;
+    SourceTable sources;
+    std::vector<Trap> traps;
+  };
+  std::vector<Built> built(cells.size());
+  std::atomic<size_t> next{0};
+  auto build = [&] {
+    for (size_t i = next++; i < cells.size(); i = next++) {
+      const auto& [key, runs] = *cells[i];
+      built[i].sources.Reserve(2 * runs.size() + 8);  // a value and a wall time a run, a few more
+      built[i].cell = BuildCell(key, runs, &built[i].sources);
+      AppendTraps(key, runs, &built[i].traps);
+    }
+  };
+  constexpr size_t kRecordsPerThread = 50000;  // below that, a thread costs more than it saves
+  const size_t threads = std::min<size_t>(
+      {cells.size(), std::max<size_t>(1, std::thread::hardware_concurrency()), 8, 1 + records.size() / kRecordsPerThread});
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(build);
+  build();
+  for (std::thread& t : helpers) t.join();
+
+  // At most two "value" sources a run and a handful a cell, plus the guide model's few hundred:
+  // reserved once, since growing a vector of millions of sources moves all of them each time.
+  analysis.sources.Reserve(2 * records.size() + 8 * cells.size() + 1024);
+  for (Built& b : built) {
+    const size_t shift = analysis.sources.AppendShifted(std::move(b.sources));
+    ShiftCellSourceIds(shift, &b.cell);
+    analysis.simulated = analysis.simulated || b.cell.simulated;
+    analysis.cells.push_back(std::move(b.cell));
+    std::move(b.traps.begin(), b.traps.end(), std::back_inserter(analysis.traps));
   }
   return analysis;
 }

@@ -10,18 +10,25 @@
 //             (RecordsCopySql: `record_pb`, the binary copy, or the JSON where it is NULL) read
 //             line by line through libpqxx, no parsing; whole = LoadGuideInput (--database-url:
 //             the same COPY + parsing + conditions) + BuildGuideFiles + writing every file.
-// Prints each time (monotonic clock), records/s, the whole's phases, and whole/baseline.
+// Prints each time (monotonic clock), records/s, the whole's phases, the CPU seconds of the
+// baseline and of the whole (this process's threads, not PostgreSQL's: steadier than the wall
+// time on a loaded machine), and whole/baseline. --reuse-database URL fills that database once and
+// reads it again on later runs (for profiling).
 // Targets (issue 5): under 1 s end to end for 1,000 records; whole within 3x of the read baseline
 // at 1,000,000. Not a test: scripts/bench runs it at full size; ctest runs it once at a small size.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <pqxx/pqxx>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -46,10 +53,22 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
+// CPU seconds of this process so far, every thread, user + system: on a shared machine the wall
+// times move with the neighbours' load, the CPU time much less.
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return s(usage.ru_utime) + s(usage.ru_stime);
+}
+
 struct Options {
   int records = 1000;
   bool files = true;
   bool database = true;
+  // An existing database to use instead of a throwaway one: filled when its runs table is empty,
+  // reused as it is when it holds N runs, so a profile of the guide need not refill it each time.
+  std::string reuse_database_url;
 };
 
 struct Machine {
@@ -184,6 +203,7 @@ v1::RunRecord MakeRecord(const std::vector<Machine>& machines, int i, std::mt199
 
 struct Whole {
   double load = 0, build = 0, write = 0;
+  double cpu = 0;  // CPU seconds of the three, all threads
   size_t records = 0, files = 0, bytes = 0;
   double total() const { return load + build + write; }
 };
@@ -191,6 +211,7 @@ struct Whole {
 // What `benchfleet guide` does between parsing its options and printing: load, build, write.
 bool RunWhole(const cli::GuideSource& source, const std::string& out_dir, Whole* whole) {
   Env* env = Env::Default();
+  const double cpu0 = CpuSeconds();
   auto t0 = Clock::now();
   auto input = cli::LoadGuideInput(env, source);
   if (!input.ok()) {
@@ -210,17 +231,19 @@ bool RunWhole(const cli::GuideSource& source, const std::string& out_dir, Whole*
     whole->bytes += content.size();
   }
   whole->write = Seconds(t0);
+  whole->cpu = CpuSeconds() - cpu0;
   whole->files = files.size();
   return true;
 }
 
-void Report(const char* input, const char* baseline_what, double baseline_s, const Whole& whole, int n) {
-  std::printf("%s read baseline: %8.3f s  %10.0f records/s   (%s)\n", input, baseline_s, n / baseline_s,
-              baseline_what);
+void Report(const char* input, const char* baseline_what, double baseline_s, double baseline_cpu, const Whole& whole,
+            int n) {
+  std::printf("%s read baseline: %8.3f s  %10.0f records/s   (%s; cpu %.3f s)\n", input, baseline_s, n / baseline_s,
+              baseline_what, baseline_cpu);
   std::printf("%s whole guide:   %8.3f s  %10.0f records/s   (load %.3f s + build %.3f s + write %.3f s; "
-              "%zu records, %zu files, %zu bytes)\n",
+              "%zu records, %zu files, %zu bytes; cpu %.3f s)\n",
               input, whole.total(), n / whole.total(), whole.load, whole.build, whole.write, whole.records,
-              whole.files, whole.bytes);
+              whole.files, whole.bytes, whole.cpu);
   std::printf("%s ratio whole/baseline: %.2f", input, whole.total() / baseline_s);
   if (n == 1000) std::printf("   (target: whole under 1 s at N=1,000: %s)", whole.total() < 1.0 ? "met" : "NOT met");
   if (n == 1000000) std::printf("   (target: ratio <= 3 at N=1,000,000: %s)", whole.total() / baseline_s <= 3 ? "met" : "NOT met");
@@ -238,8 +261,10 @@ int Run(const Options& options) {
 
   // Generated once, written to both inputs, then dropped before anything is timed.
   std::vector<std::string> folders;
-  testing::PgTestDb db;
-  if (options.database && !db.available()) {
+  std::optional<testing::PgTestDb> throwaway;
+  if (options.database && options.reuse_database_url.empty()) throwaway.emplace();
+  const std::string db_url = throwaway ? throwaway->url() : options.reuse_database_url;
+  if (options.database && db_url.empty()) {
     std::fprintf(stderr, "guide: set BENCHFLEET_TEST_DATABASE_URL (scripts/bench does) or pass --no-database\n");
     return 2;
   }
@@ -261,13 +286,27 @@ int Run(const Options& options) {
       }
       std::printf("files written in %.2f s (untimed)\n", Seconds(t0));
     }
-    if (options.database) {
+    bool fill = options.database;
+    if (fill && !throwaway) {
+      pqxx::connection c(db_url);
+      pqxx::nontransaction tx(c);
+      const bool has_runs = tx.exec("SELECT to_regclass('runs') IS NOT NULL")[0][0].as<bool>();
+      const int64_t stored = has_runs ? tx.exec("SELECT count(*) FROM runs")[0][0].as<int64_t>() : 0;
+      if (stored == n) {
+        fill = false;
+        std::printf("database reused with its %d runs\n", n);
+      } else if (stored != 0) {
+        std::fprintf(stderr, "guide: --reuse-database holds %" PRId64 " runs, not N=%d\n", stored, n);
+        return 2;
+      }
+    }
+    if (fill) {
       t0 = Clock::now();
-      if (auto s = coordinator::Migrate(db.url()); !s.ok()) {
+      if (auto s = coordinator::Migrate(db_url); !s.ok()) {
         std::fprintf(stderr, "guide: migrate: %s\n", s.ToString().c_str());
         return 1;
       }
-      auto store = coordinator::NewPgRunStore({db.url()});
+      auto store = coordinator::NewPgRunStore({db_url});
       for (const Machine& m : machines) {
         coordinator::MachineUpdate update{"agent-" + m.hostname, std::string(kVersion), m.conditions,
                                           absl::FromUnixSeconds(1767225600)};
@@ -290,7 +329,7 @@ int Run(const Options& options) {
           }
         }
       }
-      pqxx::connection c(db.url());
+      pqxx::connection c(db_url);
       pqxx::nontransaction tx(c);
       tx.exec("VACUUM ANALYZE runs");  // hint bits set now, not during the first timed read
       std::printf("database filled in %.2f s (untimed; COPY through the store, then VACUUM ANALYZE)\n",
@@ -303,22 +342,25 @@ int Run(const Options& options) {
   if (options.files) {
     // Warm the page cache for both the baseline and the whole alike.
     (void)synthesis::ReadMeasurementFiles(Env::Default(), folders);
+    const double cpu0 = CpuSeconds();
     auto t0 = Clock::now();
     auto read = synthesis::ReadMeasurementFiles(Env::Default(), folders);
     const double baseline = Seconds(t0);
+    const double baseline_cpu = CpuSeconds() - cpu0;
     const size_t read_count = read.ok() ? read->records.size() : 0;
     read = absl::InternalError("dropped");  // free before the whole
     cli::GuideSource source;
     source.files = folders;
     Whole whole;
     if (!RunWhole(source, work + "/guide-files", &whole)) return 1;
-    Report("files   ", "ReadMeasurementFiles of the series folders' runs.jsonl", baseline, whole, n);
+    Report("files   ", "ReadMeasurementFiles of the series folders' runs.jsonl", baseline, baseline_cpu, whole, n);
     ok = ok && read_count == static_cast<size_t>(n) && whole.records == static_cast<size_t>(n);
   }
   if (options.database) {
-    auto copy_read = [&]() -> std::pair<double, size_t> {
+    auto copy_read = [&]() -> std::tuple<double, double, size_t> {
+      const double cpu0 = CpuSeconds();
       auto t0 = Clock::now();
-      pqxx::connection c(db.url());
+      pqxx::connection c(db_url);
       pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(c);
       // The very bytes the guide reads: RecordsCopySql's statement, less "COPY " and " TO STDOUT"
       // (libpqxx 6.4's stream_from writes its "table" verbatim after COPY).
@@ -329,16 +371,17 @@ int Run(const Options& options) {
       while (stream.get_raw_line(line)) ++rows, bytes += line.size();
       stream.complete();
       tx.commit();
-      return {Seconds(t0), rows};
+      const double wall = Seconds(t0);
+      return {wall, CpuSeconds() - cpu0, rows};
     };
     (void)copy_read();  // warm the buffer cache alike for both
-    auto [baseline, rows] = copy_read();
+    auto [baseline, baseline_cpu, rows] = copy_read();
     cli::GuideSource source;
-    source.database_url = db.url();
+    source.database_url = db_url;
     Whole whole;
     if (!RunWhole(source, work + "/guide-database", &whole)) return 1;
     Report("database", "the reader's COPY (SELECT record_pb, ... FROM runs) TO STDOUT, lines only", baseline,
-           whole, n);
+           baseline_cpu, whole, n);
     ok = ok && rows == static_cast<size_t>(n) && whole.records == static_cast<size_t>(n);
   }
   std::string rm = "rm -rf '" + work + "'";
@@ -359,6 +402,8 @@ int main(int argc, char** argv) {
   app.add_option("--records,-n", options.records, "Records in all (N)")->check(CLI::PositiveNumber);
   app.add_flag("!--no-files", options.files, "Skip the files input");
   app.add_flag("!--no-database", options.database, "Skip the database input (no PostgreSQL needed)");
+  app.add_option("--reuse-database", options.reuse_database_url,
+                 "URL of a database to fill once and reuse (instead of a throwaway one), for profiling");
   CLI11_PARSE(app, argc, argv);
   return benchfleet::bench::Run(options);
 }

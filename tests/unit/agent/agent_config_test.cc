@@ -71,7 +71,7 @@ TEST(AgentConfigTest, UnknownAllowKeyIsNamedWithItsLine) {
   const absl::Status s = ErrorOf("allow:\n  backends: [comfyui]\n  executable: [/bin/true]\n");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), absl::StrCat(kSource,
-                                      ":3: unknown key 'allow.executable' (known keys: backends, executables, model_dirs, urls, workflow_dirs)"));
+                                      ":3: unknown key 'allow.executable' (known keys: backends, executables, model_dirs, urls, workflow_dirs, commands)"));
 }
 
 TEST(AgentConfigTest, KeyGivenTwiceIsAnError) {

@@ -58,6 +58,27 @@ const Source& SourceOf(const Analysis& a, const Figure& f) {
   return s ? *s : kNone;
 }
 
+// The run ids behind an aggregate: those of the "value" sources it cites, in order.
+std::vector<std::string> RunsOf(const Analysis& a, const Source& aggregate) {
+  std::vector<std::string> out;
+  for (const std::string& ref : aggregate.input_refs) {
+    const Source* s = a.sources.Find(ref);
+    EXPECT_TRUE(s != nullptr && s->operation == "value" && s->run_ids.size() == 1) << ref;
+    if (s != nullptr && !s->run_ids.empty()) out.push_back(s->run_ids[0]);
+  }
+  return out;
+}
+
+// The figures an aggregate is over: those of the sources it cites, in order.
+std::vector<double> InputsOf(const Analysis& a, const Source& aggregate) {
+  std::vector<double> out;
+  for (const std::string& ref : aggregate.input_refs) {
+    const Source* s = a.sources.Find(ref);
+    if (s != nullptr && s->inputs.size() == 1) out.push_back(s->inputs[0]);
+  }
+  return out;
+}
+
 TEST(AnalysisTableTest, CollapseWithFourRunsListsEveryValueAndNoMedian) {
   Analysis a = Analyze(WarmRuns({52.9, 30.0, 28.2, 28.0}));
   ASSERT_EQ(a.cells.size(), 1u);
@@ -75,7 +96,13 @@ TEST(AnalysisTableTest, CollapseWithFourRunsListsEveryValueAndNoMedian) {
   EXPECT_EQ(SourceOf(a, c.runs[1].figure).operation, "value");
   EXPECT_THAT(SourceOf(a, c.runs[1].figure).run_ids, ElementsAre("w2"));
   EXPECT_EQ(SourceOf(a, *c.min).operation, "min");
-  EXPECT_THAT(SourceOf(a, *c.min).inputs, ElementsAre(52.9, 30.0, 28.2, 28.0));
+  // An aggregate cites each run's value source rather than repeating its run id and figure.
+  EXPECT_THAT(SourceOf(a, *c.min).input_refs,
+              ElementsAre(c.runs[0].figure.source_id, c.runs[1].figure.source_id, c.runs[2].figure.source_id,
+                          c.runs[3].figure.source_id));
+  EXPECT_THAT(InputsOf(a, SourceOf(a, *c.min)), ElementsAre(52.9, 30.0, 28.2, 28.0));
+  EXPECT_THAT(SourceOf(a, *c.min).inputs, ElementsAre());
+  EXPECT_THAT(SourceOf(a, *c.min).run_ids, ElementsAre());
 }
 
 TEST(AnalysisTableTest, FiveAcceptedRunsGiveMedianWithItsInputs) {
@@ -87,9 +114,9 @@ TEST(AnalysisTableTest, FiveAcceptedRunsGiveMedianWithItsInputs) {
   EXPECT_EQ(c.median->unit, "tokens/s");
   const Source& s = SourceOf(a, *c.median);
   EXPECT_EQ(s.operation, "median");
-  EXPECT_THAT(s.inputs, ElementsAre(40, 10, 30, 20, 50));
-  EXPECT_THAT(s.run_ids, ElementsAre("w1", "w2", "w3", "w4", "w5"));
-  EXPECT_THAT(s.provenance, ElementsAre("live", "live", "live", "live", "live"));
+  EXPECT_THAT(InputsOf(a, s), ElementsAre(40, 10, 30, 20, 50));
+  EXPECT_THAT(RunsOf(a, s), ElementsAre("w1", "w2", "w3", "w4", "w5"));
+  for (const std::string& ref : s.input_refs) EXPECT_THAT(a.sources.Find(ref)->provenance, ElementsAre("live"));
 }
 
 TEST(AnalysisTableTest, TwentyOneRunsGiveQuartilesAndDistributionOnly) {
@@ -135,7 +162,7 @@ TEST(AnalysisTableTest, CacheHitIsExcludedButListedAndTrapped) {
   EXPECT_THAT(Values(c), ElementsAre(30, 31, 32, 33, 34));
   EXPECT_EQ(c.max->value, 34);
   EXPECT_EQ(c.median->value, 32);
-  EXPECT_THAT(SourceOf(a, *c.median).run_ids, ElementsAre("w1", "w2", "w3", "w4", "w5"));
+  EXPECT_THAT(RunsOf(a, SourceOf(a, *c.median)), ElementsAre("w1", "w2", "w3", "w4", "w5"));
   ASSERT_EQ(c.excluded.size(), 1u);
   EXPECT_EQ(c.excluded[0].run_id, "w6");
   EXPECT_EQ(c.excluded[0].code, "CACHE_HIT");
@@ -174,7 +201,7 @@ TEST(AnalysisTableTest, ColdAndWarmAreNeverMixed) {
   EXPECT_FALSE(a.cells[0].median.has_value());
   EXPECT_EQ(a.cells[1].key.phase, v1::PHASE_WARM);
   EXPECT_EQ(a.cells[1].min->value, 30);
-  EXPECT_THAT(SourceOf(a, *a.cells[1].median).run_ids, ElementsAre("w1", "w2", "w3", "w4", "w5"));
+  EXPECT_THAT(RunsOf(a, SourceOf(a, *a.cells[1].median)), ElementsAre("w1", "w2", "w3", "w4", "w5"));
 }
 
 TEST(AnalysisTableTest, FailedRunIsExcludedWithItsMessage) {
@@ -261,6 +288,7 @@ TEST(AnalysisTableTest, SourcesCsvExactBytes) {
   Figure f = t.AddFormula("x1 * 3600 / x2", {52.9, 10}, {"S1", "S4"}, 52.9 * 3600 / 10, "tokens/h");
   EXPECT_EQ(f.source_id, "S5");
   EXPECT_EQ(t.AddCount({"r1", "r2"}, {"live", "live"}), "S6");
+  EXPECT_EQ(t.AddAggregate("max", {"S1", "S3"}), "S7");
   EXPECT_EQ(SourcesCsv(t),
             "source_id,operation,run_ids,provenance,inputs,formula,input_refs\r\n"
             "S1,value,r1,live,52.9,,\r\n"
@@ -268,7 +296,8 @@ TEST(AnalysisTableTest, SourcesCsvExactBytes) {
             "S3,median,\"r\"\"3\",unknown,1e+21,,\r\n"
             "S4,target,,,10,,targets.yaml:4\r\n"
             "S5,formula,,,52.9;10,x1 * 3600 / x2,S1;S4\r\n"
-            "S6,count,r1;r2,live;live,,,\r\n");
+            "S6,count,r1;r2,live;live,,,\r\n"
+            "S7,max,,,,,S1;S3\r\n");
 }
 
 TEST(AnalysisTableTest, ResultsDoNotDependOnInputOrder) {
@@ -293,6 +322,44 @@ TEST(AnalysisTableTest, ResultsDoNotDependOnInputOrder) {
     }
     ASSERT_EQ(a.traps.size(), 1u);
     EXPECT_EQ(a.traps[0].run_id, "w3");
+  }
+}
+
+// Enough runs for the cells to be built on several threads (when the machine has more than one
+// core): every figure still cites the source of its own value, the ids run S1, S2, ... with no
+// gap, and each aggregate cites its own cell's runs, in run order, as when built one by one.
+TEST(AnalysisTableTest, CellsBuiltOnThreadsCiteTheirOwnSources) {
+  std::vector<v1::RunRecord> records;
+  for (int i = 0; i < 60000; ++i) {
+    v1::RunRecord r = MakeRun("r" + std::to_string(i), i % 7 == 0 ? v1::PHASE_COLD : v1::PHASE_WARM,
+                              static_cast<uint32_t>(i % 7 + 1), 10 + (i * 37 % 101) / 10.0, 1000 + i);
+    r.set_agent_id("agent-" + std::to_string(i % 5));
+    if (i % 11 == 0) {
+      auto* flag = r.add_flags();
+      flag->set_code("CACHE_HIT");
+    }
+    records.push_back(std::move(r));
+  }
+  Analysis a = Analyze(records);
+  ASSERT_EQ(a.cells.size(), 10u);
+  const auto& sources = a.sources.sources();
+  for (size_t i = 0; i < sources.size(); ++i) ASSERT_EQ(sources[i].id, "S" + std::to_string(i + 1));
+  for (const Cell& c : a.cells) {
+    std::vector<std::string> refs;
+    for (const RunFigure& rf : c.runs) {
+      const Source& s = SourceOf(a, rf.figure);
+      ASSERT_EQ(s.operation, "value");
+      ASSERT_EQ(s.run_ids, std::vector<std::string>{rf.run_id});
+      ASSERT_EQ(s.inputs, std::vector<double>{rf.figure.value});
+      refs.push_back(rf.figure.source_id);
+    }
+    ASSERT_TRUE(c.min && c.max && c.median && c.q1 && c.q3);
+    for (const Figure* f : {&*c.min, &*c.max, &*c.median, &*c.q1, &*c.q3}) EXPECT_EQ(SourceOf(a, *f).input_refs, refs);
+    EXPECT_EQ(SourceOf(a, *c.min).operation, "min");
+    EXPECT_EQ(SourceOf(a, *c.q3).operation, "q3");
+    ASSERT_TRUE(c.excluded_count.has_value());
+    EXPECT_EQ(SourceOf(a, *c.excluded_count).run_ids.size(), c.excluded.size());
+    for (const ExcludedRun& e : c.excluded) EXPECT_EQ(SourceOf(a, *e.figure).run_ids, std::vector<std::string>{e.run_id});
   }
 }
 

@@ -216,11 +216,29 @@ double Recompute(const std::map<std::string, CsvSource>& sources, const std::str
     return s.inputs.at(0);
   }
   if (op == "count") return static_cast<double>(s.run_ids.size());
-  if (op == "min") return *std::min_element(s.inputs.begin(), s.inputs.end());
-  if (op == "max") return *std::max_element(s.inputs.begin(), s.inputs.end());
-  if (op == "median") return Quantile7(s.inputs, 0.5);
-  if (op == "q1") return Quantile7(s.inputs, 0.25);
-  if (op == "q3") return Quantile7(s.inputs, 0.75);
+  // An aggregate lists its inputs with their runs, or cites the sources of its inputs (a cell's
+  // runs' "value" sources), each recomputed in turn and belonging to exactly one run.
+  std::vector<double> inputs = s.inputs;
+  if (op == "min" || op == "max" || op == "median" || op == "q1" || op == "q3") {
+    if (s.input_refs.empty()) {
+      EXPECT_EQ(s.inputs.size(), s.run_ids.size()) << id;
+      EXPECT_EQ(s.provenance.size(), s.run_ids.size()) << id;
+    } else {
+      EXPECT_TRUE(s.inputs.empty() && s.run_ids.empty() && s.provenance.empty()) << id;
+      for (const std::string& ref : s.input_refs) {
+        EXPECT_EQ(sources.at(ref).operation, "value") << id << " cites " << ref;
+        EXPECT_EQ(sources.at(ref).run_ids.size(), 1u) << id << " cites " << ref;
+        inputs.push_back(Recompute(sources, ref, depth + 1));
+      }
+    }
+    EXPECT_FALSE(inputs.empty()) << id;
+    if (inputs.empty()) return NAN;
+  }
+  if (op == "min") return *std::min_element(inputs.begin(), inputs.end());
+  if (op == "max") return *std::max_element(inputs.begin(), inputs.end());
+  if (op == "median") return Quantile7(inputs, 0.5);
+  if (op == "q1") return Quantile7(inputs, 0.25);
+  if (op == "q3") return Quantile7(inputs, 0.75);
   if (op == "formula") {
     EXPECT_EQ(s.inputs.size(), s.input_refs.size()) << id;
     // Each input is the figure of the source it names.

@@ -110,11 +110,17 @@ TEST(GuideModelEvaluatorTest, EvaluatesLeftToRightWithParentheses) {
 }
 
 // Recomputes a source from its own row: values from their inputs, derived figures by their
-// operation, formulas by the evaluator over inputs that must equal the cited sources' values.
+// operation (over their inputs, or over the figures of the sources they cite), formulas by the
+// evaluator over inputs that must equal the cited sources' values.
 double Recompute(const SourceTable& table, const std::string& id) {
   const Source* s = table.Find(id);
   if (s == nullptr) throw std::runtime_error("no source " + id);
   std::vector<double> sorted = s->inputs;
+  // A cell's aggregate is over the figures of the value sources it cites.
+  if (s->operation != "formula" && !s->input_refs.empty() && s->operation != "target") {
+    if (!s->inputs.empty()) throw std::runtime_error("inputs and refs in " + id);
+    for (const std::string& ref : s->input_refs) sorted.push_back(Recompute(table, ref));
+  }
   std::sort(sorted.begin(), sorted.end());
   if (s->operation == "value" || s->operation == "target") return s->inputs.at(0);
   if (s->operation == "count") return static_cast<double>(s->run_ids.size());

@@ -206,8 +206,19 @@ TEST(RenderCallIndexChartTest, OnePolylinePerCellWithOnePointPerRun) {
   }
 }
 
-double Expected(const Source& s) {
+// A source's figure from its row: a cell's aggregates are over the figures of the value sources
+// they cite (input_refs).
+double Expected(const SourceTable& table, const Source& s) {
   std::vector<double> v = s.inputs;
+  for (const std::string& ref : s.input_refs) {
+    const Source* cited = table.Find(ref);
+    EXPECT_TRUE(cited != nullptr && cited->operation == "value") << s.id << " cites " << ref;
+    if (cited != nullptr) v.push_back(Expected(table, *cited));
+  }
+  if (v.empty() && s.operation != "count") {
+    ADD_FAILURE() << s.id << ": no inputs";
+    return 0;
+  }
   std::sort(v.begin(), v.end());
   if (s.operation == "value") return s.inputs.at(0);
   if (s.operation == "min") return v.front();
@@ -250,8 +261,8 @@ TEST(RenderMarkdownTest, EveryPrintedFigureMatchesItsSource) {
         ++refs;
         const Source* s = a.sources.Find((*it)[2]);
         ASSERT_NE(s, nullptr) << (*it)[2];
-        std::string expected = s->operation == "count" ? std::to_string(static_cast<long>(Expected(*s)))
-                                                       : FormatNumber(Expected(*s), lang);
+        std::string expected = s->operation == "count" ? std::to_string(static_cast<long>(Expected(a.sources, *s)))
+                                                       : FormatNumber(Expected(a.sources, *s), lang);
         EXPECT_EQ((*it)[1].str(), expected) << s->id << " in " << line;
       }
     }

@@ -325,7 +325,7 @@ TEST(WallSecondsTest, OwnValueSourceRightAfterTheRunsFigure) {
   EXPECT_EQ(c.runs[1].figure.source_id, "S3");
   EXPECT_FALSE(c.runs[1].wall_seconds.has_value());
   EXPECT_EQ(c.min->source_id, "S4");  // min and max still over the cell's own figure
-  EXPECT_THAT(SourceOf(a, *c.min).inputs, ElementsAre(52.9, 30.0));
+  EXPECT_THAT(SourceOf(a, *c.min).input_refs, ElementsAre("S1", "S3"));
 }
 
 TEST(WallSecondsTest, SameFigureWhenTheMetricIsWallSeconds) {

@@ -463,6 +463,47 @@ TEST_F(SeriesRunnerTest, DeviceTemperatureIsReadBeforeEachRun) {
   EXPECT_EQ(MetricValue(result.runs[1].record, kDeviceTemperatureMetric), 63.0);
 }
 
+// Records what the runner asks of a RunWatcher, next to the backend's own events.
+class FakeWatcher : public RunWatcher {
+ public:
+  explicit FakeWatcher(FakeBackend* backend) : backend_(backend) {}
+  void BeginRun() override { events.push_back(absl::StrCat("begin after ", backend_->events().size(), " events")); }
+  std::vector<std::string> EndRun(v1::RunRecord* record) override {
+    events.push_back(absl::StrCat("end after ", backend_->events().size(), " events, ", record->metrics_size(),
+                                  " metrics from the backend"));
+    v1::Flag* flag = record->add_flags();
+    flag->set_code("CONTENDED");
+    flag->set_reason("other processes on the nvidia device(s) during the run: pid 4242 python3");
+    return {"nvidia-smi did not finish within 10s (killed) (2 times)"};
+  }
+  std::vector<std::string> events;
+
+ private:
+  FakeBackend* backend_;
+};
+
+TEST_F(SeriesRunnerTest, TheRunWatcherBracketsEachTimedRunAndAnnotatesItsRecord) {
+  FakeWatcher watcher(&backend_);
+  RunnerOptions options = Options();
+  options.run_watcher = &watcher;
+  std::vector<std::string> windows;
+  options.on_timed_window = [&](bool timed) {
+    windows.push_back(absl::StrCat(timed ? "open" : "close", " with ", watcher.events.size(), " watcher events"));
+  };
+  const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 1\nmatrix:\n  mode: [gpu]\n"), options);
+  ASSERT_EQ(result.runs.size(), 2u);
+  // open gpu is event 1; each run adds one: the watcher starts after the open, ends after the run.
+  EXPECT_THAT(watcher.events, ElementsAre("begin after 1 events", "end after 2 events, 1 metrics from the backend",
+                                          "begin after 2 events", "end after 3 events, 1 metrics from the backend"));
+  // Inside the timed window, both times.
+  EXPECT_THAT(windows, ElementsAre("open with 0 watcher events", "close with 2 watcher events",
+                                   "open with 2 watcher events", "close with 4 watcher events"));
+  EXPECT_EQ(Brief(result.runs[0].record), "gpu cold 1 r1 OK 50.0 CONTENDED");
+  EXPECT_EQ(Brief(result.runs[1].record), "gpu warm 1 r1 OK 50.0 CONTENDED");
+  EXPECT_THAT(progress_, ::testing::Contains("gpu cold 1: device sampling: nvidia-smi did not finish within 10s "
+                                             "(killed) (2 times)"));
+}
+
 TEST_F(SeriesRunnerTest, AStatusTheBackendLeftUnsetIsAFailure) {
   backend_.Script("gpu", {StatusUnset()});
   const SeriesResult result = RunSeries(absl::StrCat(kHead, "matrix:\n  mode: [gpu]\n"));

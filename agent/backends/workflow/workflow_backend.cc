@@ -1,0 +1,314 @@
+#include "agent/backends/workflow/workflow_backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "agent/backends/workflow/workflow_config.h"
+#include "agent/backends/workflow/workflow_results.h"
+#include "common/hashing.h"
+#include "common/proto_time.h"
+#include "common/string_views.h"
+
+namespace benchfleet::agent {
+namespace {
+
+using workflow::MemoryMethod;
+using workflow::WorkflowConfig;
+
+constexpr char kBackendName[] = "workflow";
+constexpr size_t kLogTailLines = 20;
+constexpr char kRusageSource[] =
+    "wait4 ru_maxrss of the children: the largest process of the tree, not their sum";
+
+std::string Seconds(absl::Duration d) { return absl::StrFormat("%g s", absl::ToDoubleSeconds(d)); }
+
+std::string PhaseName(v1::Phase phase) {
+  switch (phase) {
+    case v1::PHASE_VALIDATION: return "validation";
+    case v1::PHASE_COLD: return "cold";
+    case v1::PHASE_WARM: return "warm";
+    default: return "run";
+  }
+}
+
+// State the backend and its sessions share (a session may outlive the backend).
+struct Shared {
+  WorkflowConfig config;
+  BackendContext context;
+  ProcessLauncher* launcher = nullptr;
+  std::unique_ptr<ProcessLauncher> own_launcher;
+  std::function<absl::StatusOr<std::unique_ptr<MemoryCgroups>>()> find_cgroups;
+  // Found at the first run that wants one; cgroups_error says why there are none.
+  bool cgroups_looked = false;
+  std::unique_ptr<MemoryCgroups> cgroups;
+  std::string cgroups_error;
+  int cgroup_counter = 0;
+};
+
+class WorkflowSession : public BackendSession {
+ public:
+  WorkflowSession(std::shared_ptr<Shared> shared, SessionInfo info) : s_(std::move(shared)), info_(std::move(info)) {}
+
+  const SessionInfo& info() const override { return info_; }
+  bool alive() const override { return true; }  // every run is a fresh command
+  absl::Status Close() override { return absl::OkStatus(); }
+
+  void Run(const RunInput& input, v1::RunRecord* record) override {
+    const WorkflowConfig& config = s_->config;
+    Env* env = s_->context.env;
+    Clock& clock = env->clock();
+    record->set_backend(kBackendName);
+    record->set_mode(config.mode);
+    auto& params = *record->mutable_params();
+    for (const auto& [key, value] : config.env) params[absl::StrCat("env.", key)] = value;
+
+    // One set of files per run; never overwrite those of an earlier one.
+    std::string base = JoinPath(s_->context.work_dir, absl::StrCat("workflow-", config.mode, "-r", input.repetition,
+                                                                   "-", PhaseName(input.phase), "-", input.call_index));
+    for (int i = 2; env->FileExists(base + ".results.json") || env->FileExists(base + ".stdout.log"); ++i) {
+      base = JoinPath(s_->context.work_dir, absl::StrCat("workflow-", config.mode, "-r", input.repetition, "-",
+                                                         PhaseName(input.phase), "-", input.call_index, ".", i));
+    }
+    output_path_ = base + ".results.json";
+    stdout_path_ = base + ".stdout.log";
+    stderr_path_ = base + ".stderr.log";
+    params["results_file"] = output_path_;
+    params["stdout_log"] = stdout_path_;
+    params["stderr_log"] = stderr_path_;
+
+    auto fail_now = [&](std::string message) {
+      const absl::Time now = clock.Now();
+      SetTimestamp(now, record->mutable_start_time());
+      SetTimestamp(now, record->mutable_end_time());
+      Fail(record, std::move(message));
+    };
+    absl::StatusOr<std::vector<std::string>> argv =
+        workflow::FillCommand(config.command, config.config, config.prompts, output_path_);
+    if (!argv.ok()) return fail_now(std::string(argv.status().message()));
+    params["command_line"] = absl::StrJoin(*argv, " ");
+
+    // Memory: a cgroup of its own where the agent can make one.
+    std::unique_ptr<MemoryCgroup> cgroup;
+    if (config.memory != MemoryMethod::kRusage) {
+      absl::StatusOr<std::unique_ptr<MemoryCgroup>> made = MakeCgroup();
+      if (made.ok()) {
+        cgroup = std::move(*made);
+      } else if (config.memory == MemoryMethod::kCgroup) {
+        return fail_now(absl::StrCat("workflow.memory is cgroup but the agent cannot make one: ", made.status().message()));
+      } else {
+        params["memory_cgroup_unavailable"] = std::string(made.status().message());
+      }
+    }
+
+    ProcessOptions options;
+    options.argv = *argv;
+    options.env = config.env;
+    options.log_path = stdout_path_;
+    options.stderr_path = stderr_path_;
+    if (cgroup != nullptr) options.cgroup_procs_path = cgroup->procs_path();
+
+    const absl::Time start_time = clock.Now();
+    const absl::Duration started = clock.Monotonic();
+    absl::StatusOr<std::unique_ptr<Process>> process = s_->launcher->Start(options);
+    if (!process.ok()) return fail_now(absl::StrCat("cannot start command ", config.command_name, ": ", process.status().message()));
+    absl::StatusOr<ExitStatus> exit = (*process)->Wait(config.deadline);
+    bool killed = false;
+    if (!exit.ok()) {
+      // The whole tree: the process group, then whatever left it but stayed in the cgroup.
+      exit = (*process)->Terminate(config.stop_grace);
+      if (cgroup != nullptr) cgroup->KillAll();
+      killed = true;
+    }
+    const absl::Duration wall = clock.Monotonic() - started;
+    SetTimestamp(start_time, record->mutable_start_time());
+    SetTimestamp(clock.Now(), record->mutable_end_time());
+    SetDuration(wall, record->mutable_wall_duration());
+
+    if (cgroup != nullptr) {
+      absl::StatusOr<uint64_t> peak = cgroup->PeakBytes();
+      if (peak.ok()) {
+        v1::MemoryFigure* figure = record->add_memory();
+        figure->set_kind(v1::MEMORY_KIND_CONTAINER_PEAK);
+        figure->set_scope(cgroup->scope());
+        figure->set_bytes(*peak);
+        figure->set_source(cgroup->source());
+      } else {
+        params["memory_peak_error"] = std::string(peak.status().message());
+      }
+      if (absl::Status removed = cgroup->Remove(); !removed.ok()) {
+        params["memory_cgroup_left"] = std::string(removed.message());
+      }
+    } else if (std::optional<uint64_t> rss = (*process)->reaped_max_rss_bytes(); rss.has_value()) {
+      v1::MemoryFigure* figure = record->add_memory();
+      figure->set_kind(v1::MEMORY_KIND_PROCESS_PEAK_RSS);
+      figure->set_scope(absl::StrCat("command ", config.command_name, " (largest process of its tree)"));
+      figure->set_bytes(*rss);
+      figure->set_source(kRusageSource);
+    }
+
+    if (killed) {
+      return Fail(record, absl::StrCat("command ", config.command_name, " killed at its deadline of ",
+                                       Seconds(config.deadline), " (", exit->ToString(), ")"));
+    }
+    if (!exit->ok()) {
+      return Fail(record, absl::StrCat("command ", config.command_name, " failed: ", exit->ToString()));
+    }
+    absl::StatusOr<std::string> text = env->ReadFile(output_path_);
+    if (!text.ok()) {
+      return Fail(record, absl::StrCat("command ", config.command_name, " exited 0 but wrote no results file ",
+                                       output_path_));
+    }
+    absl::StatusOr<workflow::WorkflowResults> results = workflow::ParseResults(*text, config.results);
+    if (!results.ok()) {
+      return Fail(record, absl::StrCat("results file ", output_path_, ": ", results.status().message()));
+    }
+    for (const v1::RequestTiming& r : results->requests) *record->add_requests() = r;
+    for (v1::Metric& m : workflow::SummaryMetrics(*results, wall)) *record->add_metrics() = std::move(m);
+    params["throughput_basis"] = workflow::ThroughputBasis(*results);
+    if (!results->tool.empty()) params["tool"] = results->tool;
+    v1::Output* output = record->add_outputs();
+    output->set_kind("application/json");
+    output->set_name("results");
+    output->set_sha256(Sha256Hex(*text));
+    output->set_size_bytes(text->size());
+    // The runner reads the session's info after each run: a stand-in marks every record.
+    info_.simulated = info_.simulated || results->simulated;
+    record->set_simulated(record->simulated() || results->simulated);
+    record->mutable_status()->set_code(v1::RunStatus::CODE_OK);
+  }
+
+ private:
+  absl::StatusOr<std::unique_ptr<MemoryCgroup>> MakeCgroup() {
+    if (!s_->cgroups_looked) {
+      s_->cgroups_looked = true;
+      absl::StatusOr<std::unique_ptr<MemoryCgroups>> found = s_->find_cgroups();
+      if (found.ok()) {
+        s_->cgroups = std::move(*found);
+      } else {
+        s_->cgroups_error = std::string(found.status().message());
+      }
+    }
+    if (s_->cgroups == nullptr) return absl::FailedPreconditionError(s_->cgroups_error);
+    return s_->cgroups->Create(absl::StrCat("benchfleet-workflow-", ::getpid(), "-", ++s_->cgroup_counter));
+  }
+
+  void Fail(v1::RunRecord* record, std::string message) {
+    v1::RunStatus* status = record->mutable_status();
+    status->set_code(v1::RunStatus::CODE_FAILED);
+    status->set_message(std::move(message));
+    std::string tail;
+    for (const auto& [name, path] : {std::pair<const char*, std::string>{"stdout", stdout_path_},
+                                     std::pair<const char*, std::string>{"stderr", stderr_path_}}) {
+      if (path.empty()) continue;
+      absl::StatusOr<std::string> lines = LogTail(path, kLogTailLines);
+      if (!lines.ok()) continue;
+      absl::StrAppend(&tail, tail.empty() ? "" : "\n", name, " (last ", kLogTailLines, " lines):\n", *lines);
+    }
+    status->set_log_tail(tail);
+  }
+
+  std::shared_ptr<Shared> s_;
+  SessionInfo info_;
+  std::string output_path_;
+  std::string stdout_path_;
+  std::string stderr_path_;
+};
+
+class WorkflowBackend : public Backend {
+ public:
+  explicit WorkflowBackend(std::shared_ptr<Shared> shared) : s_(std::move(shared)) {}
+
+  std::string name() const override { return kBackendName; }
+  std::string throughput_metric() const override { return "output_tokens_per_second"; }
+  std::vector<std::string> matrix_axes() const override { return {"mode"}; }
+  std::vector<std::string> default_axis_values(const std::string& axis) const override {
+    if (axis == "mode") return {s_->config.mode};
+    return {};
+  }
+
+  absl::Status CheckCombination(const Combination& combination) const override {
+    if (auto it = combination.find("mode"); it != combination.end() && it->second != s_->config.mode) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown mode ", it->second, ": the workflow section's mode is ",
+                                                     s_->config.mode, " (workflow.mode, else env ACCELERATOR)"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::unique_ptr<BackendSession>> Open(const Combination& combination, std::string* log_tail) override {
+    if (absl::Status s = CheckCombination(combination); !s.ok()) return s;
+    const WorkflowConfig& config = s_->config;
+    Env* env = s_->context.env;
+    if (!env->FileExists(config.command.argv[0])) {
+      return absl::NotFoundError(absl::StrCat("command ", config.command_name, ": program ", config.command.argv[0],
+                                              " does not exist"));
+    }
+    if (s_->context.work_dir.empty()) return absl::FailedPreconditionError("no work_dir for the command's files");
+    if (absl::Status s = env->CreateDirs(s_->context.work_dir); !s.ok()) return s;
+    SessionInfo info;
+    info.backend_version = absl::StrCat(config.command_name, " (", config.command.argv[0], ")");
+    info.params["command"] = config.command_name;
+    info.params["deadline_seconds"] = absl::StrFormat("%g", absl::ToDoubleSeconds(config.deadline));
+    for (const auto& [key, path] : {std::pair<const char*, std::string>{"prompts", config.prompts},
+                                    std::pair<const char*, std::string>{"config", config.config}}) {
+      if (path.empty()) continue;
+      absl::StatusOr<std::string> text = env->ReadFile(path);
+      if (!text.ok()) {
+        return absl::Status(text.status().code(), absl::StrCat("cannot read workflow.", key, ": ", text.status().message()));
+      }
+      info.params[absl::StrCat(key, "_sha256")] = Sha256Hex(*text);
+      if (std::string_view(key) == "prompts") {
+        size_t lines = 0;
+        for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
+          (void)line;
+          ++lines;
+        }
+        info.params["prompts_count"] = absl::StrCat(lines);
+      }
+    }
+    (void)log_tail;
+    return std::unique_ptr<BackendSession>(new WorkflowSession(s_, std::move(info)));
+  }
+
+ private:
+  std::shared_ptr<Shared> s_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Backend>> NewWorkflowBackendWith(const YAML::Node& section,
+                                                                const BackendContext& context,
+                                                                WorkflowDependencies dependencies) {
+  if (context.env == nullptr || context.allow == nullptr) {
+    return absl::InvalidArgumentError("the workflow backend needs an Env and an allow-list");
+  }
+  absl::StatusOr<WorkflowConfig> config = workflow::ParseWorkflowSection(section, *context.allow);
+  if (!config.ok()) return config.status();
+  auto shared = std::make_shared<Shared>();
+  shared->config = std::move(*config);
+  shared->context = context;
+  if (dependencies.launcher == nullptr) {
+    shared->own_launcher = NewPosixProcessLauncher(&SystemClock(), context.env);
+    shared->launcher = shared->own_launcher.get();
+  } else {
+    shared->launcher = dependencies.launcher;
+  }
+  shared->find_cgroups = dependencies.cgroups ? std::move(dependencies.cgroups)
+                                              : []() -> absl::StatusOr<std::unique_ptr<MemoryCgroups>> {
+    absl::StatusOr<CgroupMemoryHierarchy> h = DetectMemoryHierarchy();
+    if (!h.ok()) return h.status();
+    return NewMemoryCgroups(*h);
+  };
+  return std::unique_ptr<Backend>(new WorkflowBackend(std::move(shared)));
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> NewWorkflowBackend(const YAML::Node& section, const BackendContext& context) {
+  return NewWorkflowBackendWith(section, context, WorkflowDependencies{});
+}
+
+}  // namespace benchfleet::agent

@@ -1,0 +1,160 @@
+#include "agent/backends/workflow/workflow_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "agent/config/agent_config.h"
+
+namespace benchfleet::agent::workflow {
+namespace {
+
+using ::testing::ElementsAre;
+
+constexpr char kAgentYaml[] = "/etc/benchfleet/agent.yaml";
+
+AllowList Allow() {
+  AllowConfig allow;
+  allow.backends = {"workflow"};
+  allow.workflow_dirs = {"/srv/workflows"};
+  allow.commands["workflow-v6"] = CommandTemplate{
+      {"/opt/workflow/bin/workflow", "run", "-c", "{config}", "--task", "inference", "--input={prompts}", "--output",
+       "{output}"},
+      {"ACCELERATOR"}};
+  allow.commands["bare"] = CommandTemplate{{"/opt/bare", "--out", "{output}"}, {}};
+  return AllowList(allow, kAgentYaml);
+}
+
+absl::StatusOr<WorkflowConfig> ParseSpec(const std::string& spec) {
+  return ParseWorkflowSection(YAML::Load(spec)["workflow"], Allow());
+}
+
+void ExpectError(const std::string& spec, absl::StatusCode code, const std::string& message) {
+  absl::StatusOr<WorkflowConfig> config = ParseSpec(spec);
+  EXPECT_EQ(config.status().code(), code) << spec;
+  EXPECT_EQ(config.status().message(), message) << spec;
+}
+
+constexpr char kHead[] =
+    "workflow:\n  command: workflow-v6\n  config: /srv/workflows/llm.yaml\n  prompts: /srv/workflows/p.jsonl\n";
+
+TEST(WorkflowConfigTest, ParsesAFullSectionAndFillsTheCommand) {
+  absl::StatusOr<WorkflowConfig> config = ParseSpec(std::string(kHead) + R"(  env: {ACCELERATOR: amd}
+  deadline: 90s
+  stop_grace: 500ms
+  memory: rusage
+  results: {requests: /data/items, latency_seconds: /timing/total}
+)");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->command_name, "workflow-v6");
+  EXPECT_EQ(config->mode, "amd");  // from ACCELERATOR when no mode is given
+  EXPECT_EQ(config->deadline, absl::Seconds(90));
+  EXPECT_EQ(config->stop_grace, absl::Milliseconds(500));
+  EXPECT_EQ(config->memory, MemoryMethod::kRusage);
+  EXPECT_EQ(config->results.requests, "/data/items");
+  EXPECT_EQ(config->results.latency_seconds, "/timing/total");
+  EXPECT_EQ(config->results.output_tokens, "/output_tokens");
+  absl::StatusOr<std::vector<std::string>> argv =
+      FillCommand(config->command, config->config, config->prompts, "/var/lib/out/r1.json");
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  EXPECT_THAT(*argv, ElementsAre("/opt/workflow/bin/workflow", "run", "-c", "/srv/workflows/llm.yaml", "--task",
+                                 "inference", "--input=/srv/workflows/p.jsonl", "--output", "/var/lib/out/r1.json"));
+}
+
+TEST(WorkflowConfigTest, DefaultsWithoutEnv) {
+  absl::StatusOr<WorkflowConfig> config = ParseSpec("workflow:\n  command: bare\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->mode, "default");
+  EXPECT_EQ(config->deadline, absl::Hours(1));
+  EXPECT_EQ(config->memory, MemoryMethod::kAuto);
+}
+
+TEST(WorkflowConfigTest, ACommandOutsideTheAllowListIsRefusedWithWhatIsListed) {
+  ExpectError("workflow:\n  command: rm-everything\n", absl::StatusCode::kPermissionDenied,
+              "command rm-everything is not in this agent's allow-list (allow.commands in /etc/benchfleet/agent.yaml); "
+              "allow.commands lists: bare, workflow-v6");
+}
+
+TEST(WorkflowConfigTest, PlaceholderValuesAreChecked) {
+  ExpectError("workflow:\n  command: workflow-v6\n  prompts: /srv/workflows/p.jsonl\n",
+              absl::StatusCode::kInvalidArgument, "line 2: workflow.config is required: command workflow-v6 holds {config}");
+  ExpectError("workflow:\n  command: bare\n  prompts: /srv/workflows/p.jsonl\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.prompts is given but command bare has no {prompts} to fill");
+  ExpectError("workflow:\n  command: workflow-v6\n  config: relative.yaml\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.config must be an absolute path, got 'relative.yaml'");
+  ExpectError("workflow:\n  command: workflow-v6\n  config: /srv/workflows/../../etc/shadow\n",
+              absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.config must be a canonical path (no '.', '..', '//' or final '/'): "
+              "'/srv/workflows/../../etc/shadow' is '/etc/shadow'");
+  ExpectError("workflow:\n  command: workflow-v6\n  config: \"/srv/workflows/a\\nb\"\n",
+              absl::StatusCode::kInvalidArgument, "line 3: workflow.config must not contain control characters");
+  ExpectError("workflow:\n  command: workflow-v6\n  config: /etc/passwd\n", absl::StatusCode::kPermissionDenied,
+              "workflow path /etc/passwd is not in this agent's allow-list (allow.workflow_dirs in "
+              "/etc/benchfleet/agent.yaml); allow.workflow_dirs lists: /srv/workflows");
+}
+
+TEST(WorkflowConfigTest, OnlyTheEnvironmentTheCommandListsMayBeSet) {
+  ExpectError(std::string(kHead) + "  env: {LD_PRELOAD: /tmp/evil.so}\n", absl::StatusCode::kInvalidArgument,
+              "line 5: workflow.env: command workflow-v6 does not let a spec set 'LD_PRELOAD' "
+              "(allow.commands.workflow-v6.env lists: ACCELERATOR)");
+  ExpectError("workflow:\n  command: bare\n  env: {ACCELERATOR: nvidia}\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.env: command bare does not let a spec set 'ACCELERATOR' "
+              "(allow.commands.bare.env lists: none)");
+}
+
+TEST(WorkflowConfigTest, BadKeysAndValuesNameTheirLine) {
+  ExpectError("workflow:\n  command: bare\n  dedline: 5s\n", absl::StatusCode::kInvalidArgument,
+              "line 3: unknown key workflow.dedline (known keys: command, config, prompts, env, mode, deadline, "
+              "stop_grace, memory, results)");
+  ExpectError("workflow:\n  command: bare\n  deadline: soon\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.deadline must be a positive duration such as 30m, 90s or 500ms, got 'soon'");
+  ExpectError("workflow:\n  command: bare\n  memory: docker\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.memory must be auto, cgroup or rusage, got 'docker'");
+  ExpectError("workflow:\n  command: bare\n  results: {requests: data}\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.results.requests must be a JSON pointer such as /data/items (RFC 6901)");
+  ExpectError("workflow:\n  deadline: 5s\n", absl::StatusCode::kInvalidArgument,
+              "line 2: workflow.command is required (a name of allow.commands)");
+  ExpectError("workflow:\n  command: bare\n  mode: 'a b'\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.mode must be letters, digits, '.', '_' or '-', got 'a b'");
+}
+
+TEST(WorkflowConfigTest, FillCommandRefusesAPlaceholderWithoutValue) {
+  const CommandTemplate command{{"/opt/t", "--in={prompts}", "--out", "{output}"}, {}};
+  absl::StatusOr<std::vector<std::string>> argv = FillCommand(command, "", "", "/o.json");
+  EXPECT_EQ(argv.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(argv.status().message(), "argument '--in={prompts}' holds {prompts} but no value was given for it");
+  // A value holding a placeholder is not filled again.
+  argv = FillCommand(command, "", "/p/{output}", "/o.json");
+  ASSERT_TRUE(argv.ok());
+  EXPECT_THAT(*argv, ElementsAre("/opt/t", "--in=/p/{output}", "--out", "/o.json"));
+}
+
+TEST(AllowCommandsConfigTest, ParsesCommandsAndRefusesBadOnes) {
+  absl::StatusOr<AgentConfig> config = ParseAgentConfig(R"(allow:
+  commands:
+    workflow-v6:
+      argv: [/opt/workflow/bin/workflow, run, -c, "{config}", --output, "{output}"]
+      env: [ACCELERATOR]
+)", "agent.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_EQ(config->allow.commands.count("workflow-v6"), 1u);
+  EXPECT_THAT(config->allow.commands["workflow-v6"].argv,
+              ElementsAre("/opt/workflow/bin/workflow", "run", "-c", "{config}", "--output", "{output}"));
+  EXPECT_THAT(config->allow.commands["workflow-v6"].env, ElementsAre("ACCELERATOR"));
+
+  auto error = [](const std::string& yaml) { return std::string(ParseAgentConfig(yaml, "agent.yaml").status().message()); };
+  EXPECT_EQ(error("allow:\n  commands:\n    x:\n      argv: [bin/x]\n"),
+            "agent.yaml:4: allow.commands.x.argv must start with the program's absolute path");
+  EXPECT_EQ(error("allow:\n  commands:\n    x:\n      argv: [/bin/x, '{input}']\n"),
+            "agent.yaml:4: allow.commands.x.argv: unknown placeholder '{input}' in '{input}' (known placeholders: "
+            "{config}, {prompts}, {output})");
+  EXPECT_EQ(error("allow:\n  commands:\n    x:\n      argv: [/bin/x]\n      env: [LD-PRELOAD]\n"),
+            "agent.yaml:5: allow.commands.x.env entry 'LD-PRELOAD' is not a variable name");
+  EXPECT_EQ(error("allow:\n  commands:\n    x:\n      args: [/bin/x]\n"),
+            "agent.yaml:4: unknown key 'allow.commands.x.args' (known keys: argv, env)");
+  EXPECT_EQ(error("allow:\n  commands:\n    x:\n      env: [A]\n"), "agent.yaml:4: allow.commands.x.argv is required");
+}
+
+}  // namespace
+}  // namespace benchfleet::agent::workflow
