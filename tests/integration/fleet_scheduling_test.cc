@@ -248,8 +248,19 @@ TEST_F(FleetSchedulingTest, HeartbeatsKeepTheLeaseAndAVanishedAgentsTaskEndsLost
   const v1::SubmitSeriesResponse submitted = Submit(Spec("leases", "all"));
   ASSERT_TRUE(alive->WaitForAssignments(1, absl::Seconds(5)));
   ASSERT_TRUE(gone->WaitForAssignments(1, absl::Seconds(5)));
-  ASSERT_TRUE(WaitForTask(submitted.series_id(), "alive", v1::TaskStatus::STATE_RUNNING));
-  ASSERT_TRUE(WaitForTask(submitted.series_id(), "gone", v1::TaskStatus::STATE_RUNNING));
+  // A held task's agent sends Accepted, one run and its progress; each renews the lease from the
+  // clock's now. Wait until the progress is stored, or one processed after the clock moves
+  // would renew the lease of "gone" past the reaping Tick.
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        int progressed = 0;
+        const v1::SeriesStatus status = Get(submitted.series_id());
+        for (const auto& t : status.tasks()) {
+          if (t.state() == v1::TaskStatus::STATE_RUNNING && t.runs_done() == 1) ++progressed;
+        }
+        return progressed == 2;
+      },
+      absl::Seconds(10)));
   gone->Disconnect();
 
   clock.Advance(absl::Seconds(20));
