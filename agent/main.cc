@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--send-rate", serve.send_rate, "at most this many records per second (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   serve_cmd->add_flag("--exit-when-drained", serve.exit_when_drained, "exit 0 once the outbox is empty");
+  serve_cmd->add_option("--device-sampling", serve.device_sampling,
+                        "what to sample during each timed run: auto (accelerators only), off, with_cpu_load "
+                        "(default: device_sampling of agent.yaml, else auto)");
   serve_cmd->add_option("--metrics-listen", serve.metrics_listen,
                         "serve Prometheus /metrics on HOST:PORT (port 0 picks a free one; default: metrics_listen "
                         "of agent.yaml, else not served)");
@@ -102,6 +105,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--timeout", run.timeout_seconds, "seconds to wait, after the series, for every Ack")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  run_cmd->add_option("--device-sampling", run.device_sampling,
+                      "what to sample during each timed run: auto (accelerators only), off, with_cpu_load "
+                      "(default: device_sampling of agent.yaml, else auto)");
   run_cmd->add_option("--connect-attempts", run.connect_attempts,
                       "failed connection attempts in a row before giving up")
       ->capture_default_str()

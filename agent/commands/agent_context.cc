@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "agent/conditions/conditions_probe.h"
 #include "agent/identity/agent_id.h"
+#include "agent/platform/process_tree.h"
+#include "agent/platform/vendor_probes.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -85,6 +87,35 @@ void PrintError(std::string_view command, const absl::Status& status) {
 
 void PrintProgress(std::string_view line) {
   std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+}
+
+absl::StatusOr<DeviceSampling> ResolveDeviceSampling(const std::string& flag, const AgentConfig& config) {
+  if (flag.empty()) return config.device_sampling;
+  auto mode = ParseDeviceSampling(flag);
+  if (!mode.ok()) return absl::InvalidArgumentError(absl::StrCat("--device-sampling: ", mode.status().message()));
+  return *mode;
+}
+
+RunSampling StartRunSampling(Env* env, DeviceSampling mode, const std::function<void(std::string_view)>& progress) {
+  const auto say = [&](std::string_view line) {
+    if (progress) progress(line);
+  };
+  if (mode == DeviceSampling::kOff) {
+    say("device sampling: off");
+    return RunSampling();
+  }
+  auto monitor = FindDeviceMonitor(SystemToolRunner(), env, mode == DeviceSampling::kWithCpuLoad);
+  if (!monitor.ok()) {
+    say(absl::StrCat("device sampling: none (", monitor.status().message(), ")"));
+    return RunSampling();
+  }
+  say(absl::StrCat("device sampling: ", (*monitor)->vendor(), " (", (*monitor)->memory_source(), ")"));
+  SamplerOptions options;
+  options.monitor = monitor->get();
+  options.clock = &env->clock();
+  options.is_own_process = OwnProcessTree(env);
+  auto sampler = std::make_unique<DeviceSampler>(std::move(options));
+  return RunSampling(std::move(*monitor), std::move(sampler));
 }
 
 }  // namespace benchfleet::agent

@@ -4,12 +4,16 @@
 #ifndef BENCHFLEET_AGENT_COMMANDS_AGENT_CONTEXT_H_
 #define BENCHFLEET_AGENT_COMMANDS_AGENT_CONTEXT_H_
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/config/agent_config.h"
+#include "agent/platform/device_monitor.h"
+#include "agent/platform/device_sampler.h"
 #include "agent/uplink/uplink.h"
 #include "benchfleet/v1/conditions.pb.h"
 #include "common/env.h"
@@ -52,6 +56,31 @@ absl::StatusOr<AgentSetup> SetUpAgent(Env* env, const AgentConfig& config, const
 // Returns uplink options for this agent and coordinator, logging to stderr.
 UplinkOptions MakeUplinkOptions(const AgentSetup& setup, const std::string& coordinator,
                                 const std::string& token_file);
+
+// The device monitor and sampler that watch a command's timed runs, kept alive for the whole
+// series (or, in serve, for every task). watcher() is nullptr when nothing is sampled.
+class RunSampling {
+ public:
+  RunSampling() = default;
+  RunSampling(std::unique_ptr<DeviceMonitor> monitor, std::unique_ptr<DeviceSampler> sampler)
+      : monitor_(std::move(monitor)), sampler_(std::move(sampler)) {}
+  RunWatcher* watcher() const { return sampler_.get(); }
+
+ private:
+  std::unique_ptr<DeviceMonitor> monitor_;   // declared first: outlives the sampler reading it
+  std::unique_ptr<DeviceSampler> sampler_;
+};
+
+// Returns the sampling mode: the flag ("auto", "off", "with_cpu_load") when given, else the
+// config's device_sampling. INVALID_ARGUMENT for another flag value.
+absl::StatusOr<DeviceSampling> ResolveDeviceSampling(const std::string& flag, const AgentConfig& config);
+
+// Finds the monitor mode allows (FindDeviceMonitor through the agent's $PATH: kAuto the
+// accelerators' tools only, kWithCpuLoad also the host's CPU load) and a DeviceSampler on it,
+// once a second on env's clock, counting the agent's own process tree as not contention. When
+// mode is kOff or no monitor answers, watcher() is nullptr; progress gets one line saying
+// which monitor samples, or why none does.
+RunSampling StartRunSampling(Env* env, DeviceSampling mode, const std::function<void(std::string_view)>& progress);
 
 // Prints "benchfleet-agent COMMAND: error: MESSAGE" on stderr.
 void PrintError(std::string_view command, const absl::Status& status);

@@ -23,6 +23,8 @@ struct ServeFlags {
   bool exit_when_drained = false;
   // HOST:PORT for the agent's own /metrics; empty: metrics_listen of agent.yaml, else not served.
   std::string metrics_listen;
+  // "auto", "off" or "with_cpu_load"; empty: device_sampling of agent.yaml.
+  std::string device_sampling;
 };
 int RunServeCommand(const ServeFlags& flags);
 
@@ -59,6 +61,8 @@ struct RunFlags {
   std::string token_file;
   double timeout_seconds = 300;
   int connect_attempts = 5;
+  // "auto", "off" or "with_cpu_load"; empty: device_sampling of agent.yaml.
+  std::string device_sampling;
 };
 int RunRunCommand(const RunFlags& flags);
 

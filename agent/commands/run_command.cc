@@ -68,6 +68,8 @@ int RunRunCommand(const RunFlags& flags) {
   if (flags.out.empty()) return Fail(absl::InvalidArgumentError("--out DIR is required"), kExitBadInput);
   auto config = LoadConfigFor(env, flags.config);
   if (!config.ok()) return Fail(config.status(), kExitBadInput);
+  auto sampling_mode = ResolveDeviceSampling(flags.device_sampling, *config);
+  if (!sampling_mode.ok()) return Fail(sampling_mode.status(), kExitBadInput);
   if (auto s = CheckTokenFile(env, flags.token_file); !s.ok()) return Fail(s, kExitBadInput);
   const AllowList allow(*config);
   if (auto s = allow.CheckBackend(spec->backend); !s.ok()) return Fail(s, kExitBadInput);
@@ -116,6 +118,9 @@ int RunRunCommand(const RunFlags& flags) {
   }
   std::unique_ptr<Uplink> uplink;
   bool uplink_started = false;
+  // Declared before the runner, which calls its watcher around every timed run.
+  const RunSampling sampling =
+      StartRunSampling(env, *sampling_mode, [](std::string_view line) { PrintProgress(line); });
 
   RunnerOptions options;
   options.env = env;
@@ -126,6 +131,7 @@ int RunRunCommand(const RunFlags& flags) {
   options.outbox = outbox.get();
   options.progress = [](std::string_view line) { PrintProgress(line); };
   options.stop = &g_stop;
+  options.run_watcher = sampling.watcher();
   if (!coordinator.empty()) {
     // Started once the conditions hold the backend's version, so the Hello carries them.
     options.on_conditions = [&](const v1::MachineConditions& conditions) -> absl::Status {

@@ -51,6 +51,11 @@ int RunServeCommand(const ServeFlags& flags) {
     PrintError("serve", s);
     return kExitBadInput;
   }
+  auto sampling_mode = ResolveDeviceSampling(flags.device_sampling, *config);
+  if (!sampling_mode.ok()) {
+    PrintError("serve", sampling_mode.status());
+    return kExitBadInput;
+  }
 
   // Block the stop signals before any thread starts, so every thread inherits the mask and only
   // the sigtimedwait below ever sees them.
@@ -94,6 +99,10 @@ int RunServeCommand(const ServeFlags& flags) {
     PrintProgress(absl::StrCat("serve: metrics on port ", metrics_endpoint->port(), " (/metrics)"));
   }
 
+  // Watches every task's timed runs; declared before the executor, which uses it.
+  const RunSampling sampling =
+      StartRunSampling(env, *sampling_mode, [](std::string_view line) { PrintProgress(line); });
+
   // Tasks from the coordinator: the executor and the uplink point at each other, so the
   // executor reaches the uplink through this pointer, set before either starts.
   const AllowList allow(*config);
@@ -110,6 +119,7 @@ int RunServeCommand(const ServeFlags& flags) {
     uplink_for_tasks->SendTaskUpdate(update);
   };
   task_options.on_timed_window = [&uplink_for_tasks](bool timed) { uplink_for_tasks->SetPaused(timed); };
+  task_options.run_watcher = sampling.watcher();
   task_options.log = [](std::string_view line) { PrintProgress(line); };
   task_options.metrics = metrics.get();
   TaskExecutor executor(std::move(task_options));

@@ -37,12 +37,19 @@ absl::StatusOr<v1::MachineConditions> CaptureConditions(
     ConditionsProbe& platform, const std::vector<std::unique_ptr<AcceleratorProbe>>& accelerators,
     const std::map<std::string, std::string>& labels, Clock& clock, std::vector<ProbeNote>* notes) {
   v1::MachineConditions conditions;
+  auto keep_notes = [&](const std::vector<ProbeNote>& found) {
+    for (const ProbeNote& note : found) {
+      v1::ProbeNote* stored = conditions.add_probe_notes();
+      stored->set_probe(note.probe);
+      stored->set_reason(note.reason);
+      if (notes != nullptr) notes->push_back(note);
+    }
+  };
   if (auto s = platform.Probe(&conditions); !s.ok()) return s;
+  keep_notes(platform.notes());
   for (const auto& probe : accelerators) {
     if (auto s = probe->Probe(&conditions); !s.ok()) return s;
-    if (notes != nullptr) {
-      for (ProbeNote& note : probe->notes()) notes->push_back(std::move(note));
-    }
+    keep_notes(probe->notes());
   }
   conditions.mutable_labels()->insert(labels.begin(), labels.end());
   conditions.set_agent_version(kVersion);

@@ -25,6 +25,8 @@ class ConditionsProbe {
  public:
   virtual ~ConditionsProbe() = default;
   virtual absl::Status Probe(v1::MachineConditions* conditions) = 0;
+  // Why the last Probe left fields empty; empty when it read everything it knows.
+  virtual std::vector<ProbeNote> notes() const { return {}; }
 };
 
 // One vendor's accelerators (nvidia-smi, rocm-smi, Metal, ...).
@@ -51,8 +53,8 @@ std::unique_ptr<ConditionsProbe> NewPlatformProbe(Env* env);
 std::vector<std::unique_ptr<AcceleratorProbe>> NewAcceleratorProbes(Env* env);
 
 // Runs the probes, then sets labels, agent_version, capture_time (from clock) and fingerprint.
-// The accelerator probes' notes (why a field stayed empty) are appended to notes when given:
-// MachineConditions has no field for them yet.
+// Every probe's notes (why a field stayed empty) go to probe_notes, platform probe first; they
+// are also appended to notes when given.
 absl::StatusOr<v1::MachineConditions> CaptureConditions(
     ConditionsProbe& platform, const std::vector<std::unique_ptr<AcceleratorProbe>>& accelerators,
     const std::map<std::string, std::string>& labels, Clock& clock, std::vector<ProbeNote>* notes = nullptr);

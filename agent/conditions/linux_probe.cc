@@ -88,10 +88,14 @@ absl::Status LinuxProbe::Probe(v1::MachineConditions* conditions) {
   if (auto cpuinfo = env_->ReadFile(root_ + "/proc/cpuinfo"); cpuinfo.ok()) {
     conditions->set_cpu_model(ParseCpuModel(*cpuinfo));
   }
-  if (conditions->cpu_model().empty() && tools_ != nullptr) {
-    if (auto lscpu = tools_->Run({"lscpu", "-J"}, absl::Seconds(10)); lscpu.ok() && lscpu->exit_code == 0) {
-      if (auto facts = ParseLscpuJson(lscpu->stdout_text); facts.ok()) conditions->set_cpu_model(facts->model_name);
-    }
+  notes_.clear();
+  if (tools_ != nullptr) {
+    // lscpu names the CPU model when /proc/cpuinfo does not (most ARM servers) and, with the
+    // files under /sys, the host facts that change what a run measures.
+    CpuHostFacts host = ProbeCpuHost(env_, tools_, root_);
+    if (conditions->cpu_model().empty()) conditions->set_cpu_model(host.lscpu.model_name);
+    for (const auto& [key, value] : HostAttributes(host)) (*conditions->mutable_host_attributes())[key] = value;
+    notes_ = std::move(host.notes);
   }
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (cores > 0) conditions->set_logical_cores(static_cast<uint32_t>(cores));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "agent/conditions/conditions_probe.h"
 #include "agent/platform/command_runner.h"
@@ -15,16 +16,21 @@ namespace benchfleet::agent {
 
 class LinuxProbe : public ConditionsProbe {
  public:
-  // root prefixes /etc and /proc paths; "" is the real file system. tools, when given, runs
-  // `lscpu -J` for the CPU model when /proc/cpuinfo names none (most ARM servers).
+  // root prefixes /etc, /proc and /sys paths; "" is the real file system. tools, when given,
+  // runs `lscpu -J` (ProbeCpuHost): the host_attributes, and the CPU model when /proc/cpuinfo
+  // names none (most ARM servers).
   explicit LinuxProbe(Env* env, std::string root = "", CommandRunner* tools = nullptr)
       : env_(env), root_(std::move(root)), tools_(tools) {}
+  // With tools, also fills host_attributes (HostAttributes of ProbeCpuHost); what it could not
+  // read is in notes().
   absl::Status Probe(v1::MachineConditions* conditions) override;
+  std::vector<ProbeNote> notes() const override { return notes_; }
 
  private:
   Env* env_;
   std::string root_;
   CommandRunner* tools_;
+  std::vector<ProbeNote> notes_;
 };
 
 struct OsRelease {

@@ -15,7 +15,7 @@
 namespace benchfleet::agent {
 namespace {
 
-constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "metrics_listen", "labels", "allow"};
+constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "metrics_listen", "device_sampling", "labels", "allow"};
 constexpr const char* kAllowKeys[] = {"backends", "executables", "model_dirs", "urls", "workflow_dirs", "commands"};
 constexpr const char* kCommandKeys[] = {"argv", "env"};
 
@@ -102,6 +102,13 @@ absl::StatusOr<AgentConfig> Parse(const YAML::Node& root, std::string_view sourc
     if (!value.ok()) return value.status();
     config.metrics_listen = *value;
   }
+  if (const YAML::Node node = root["device_sampling"]; node && !node.IsNull()) {
+    auto value = ScalarString(node, "device_sampling", error);
+    if (!value.ok()) return value.status();
+    auto sampling = ParseDeviceSampling(*value);
+    if (!sampling.ok()) return error(node, absl::StrCat("device_sampling: ", sampling.status().message()));
+    config.device_sampling = *sampling;
+  }
   if (const YAML::Node node = root["labels"]; node && !node.IsNull()) {
     if (!node.IsMap()) return error(node, "labels must be a map of name: value");
     for (const auto& entry : node) {
@@ -185,6 +192,14 @@ absl::StatusOr<AgentConfig> Parse(const YAML::Node& root, std::string_view sourc
 }
 
 }  // namespace
+
+absl::StatusOr<DeviceSampling> ParseDeviceSampling(std::string_view text) {
+  if (text == "auto") return DeviceSampling::kAuto;
+  if (text == "off") return DeviceSampling::kOff;
+  if (text == "with_cpu_load") return DeviceSampling::kWithCpuLoad;
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", ToAbsl(text), "' is not one of auto, off, with_cpu_load"));
+}
 
 absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, std::string_view source) {
   // yaml-cpp reports everything by exception; none may cross this boundary.

@@ -41,6 +41,16 @@ struct AllowConfig {
   std::map<std::string, CommandTemplate> commands;
 };
 
+// What the agent samples during each timed run (agent/platform/device_sampler.h).
+enum class DeviceSampling {
+  kAuto,         // the accelerators' tools only (nvidia-smi, rocm-smi, pmset); nothing without one
+  kOff,          // nothing
+  kWithCpuLoad,  // as kAuto, else the host's CPU load (flags CONTENDED on a shared machine)
+};
+
+// Parses "auto", "off" or "with_cpu_load"; INVALID_ARGUMENT naming the three otherwise.
+absl::StatusOr<DeviceSampling> ParseDeviceSampling(std::string_view text);
+
 struct AgentConfig {
   // The file this was read from; empty when the agent runs without one.
   std::string source;
@@ -50,6 +60,8 @@ struct AgentConfig {
   std::string metrics_listen;
   std::map<std::string, std::string> labels;
   AllowConfig allow;
+  // device_sampling; the --device-sampling flag of run and serve overrides it.
+  DeviceSampling device_sampling = DeviceSampling::kAuto;
 };
 
 // Parses agent.yaml text. source names it in error messages ("FILE:LINE: ...").

@@ -118,4 +118,17 @@ CpuHostFacts ProbeCpuHost(Env* env, CommandRunner* runner, const std::string& ro
   return facts;
 }
 
+std::map<std::string, std::string> HostAttributes(const CpuHostFacts& facts) {
+  std::map<std::string, std::string> attributes;
+  if (!facts.governor.empty()) attributes["cpufreq_governor"] = facts.governor;
+  const auto add = [&](const char* key, const std::optional<uint32_t>& value) {
+    if (value) attributes[key] = absl::StrCat(*value);
+  };
+  add("numa_nodes", facts.numa_nodes);
+  add("sockets", facts.lscpu.sockets);
+  add("cores_per_socket", facts.lscpu.cores_per_socket);
+  add("threads_per_core", facts.lscpu.threads_per_core);
+  return attributes;
+}
+
 }  // namespace benchfleet::agent

@@ -6,6 +6,7 @@
 #define BENCHFLEET_AGENT_PLATFORM_CPU_HOST_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,6 +57,10 @@ struct CpuHostFacts {
 // root + /sys/devices/system/node/online. Never fails: what is missing is a note.
 CpuHostFacts ProbeCpuHost(Env* env, CommandRunner* runner, const std::string& root = "",
                           absl::Duration timeout = absl::Seconds(10));
+
+// Returns the facts of MachineConditions.host_attributes: "cpufreq_governor", "numa_nodes",
+// "sockets", "cores_per_socket", "threads_per_core", each only when known.
+std::map<std::string, std::string> HostAttributes(const CpuHostFacts& facts);
 
 }  // namespace benchfleet::agent
 

@@ -27,9 +27,11 @@ std::vector<std::unique_ptr<AcceleratorProbe>> NewVendorProbes(CommandRunner* ru
   return probes;
 }
 
-absl::StatusOr<std::unique_ptr<DeviceMonitor>> FindDeviceMonitor(CommandRunner* runner, Env* env) {
+absl::StatusOr<std::unique_ptr<DeviceMonitor>> FindDeviceMonitor(CommandRunner* runner, Env* env,
+                                                                  bool with_cpu_load) {
   Clock* clock = &env->clock();
 #if defined(__APPLE__)
+  (void)with_cpu_load;  // pmset is the only monitor there
   auto apple = std::make_unique<AppleProbe>(runner, clock);
   auto apple_reading = apple->Read();
   if (apple_reading.ok()) return apple;
@@ -41,6 +43,10 @@ absl::StatusOr<std::unique_ptr<DeviceMonitor>> FindDeviceMonitor(CommandRunner* 
   auto amd = std::make_unique<AmdProbe>(runner, clock);
   auto amd_reading = amd->Read();
   if (amd_reading.ok()) return amd;
+  if (!with_cpu_load) {
+    return absl::NotFoundError(absl::StrCat("no device to sample: nvidia: ", nvidia_reading.status().message(),
+                                            "; amd: ", amd_reading.status().message()));
+  }
   auto host = std::make_unique<HostLoadMonitor>(env, clock, ::getpid());
   auto host_reading = host->Read();
   if (host_reading.ok()) return host;

@@ -394,6 +394,7 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   runner_options.out_dir = out_dir;
   runner_options.outbox = options_.outbox;
   runner_options.on_timed_window = options_.on_timed_window;
+  runner_options.run_watcher = options_.run_watcher;
   runner_options.progress = context.log;
   runner_options.stop = &task->stop;
   absl::StatusOr<std::unique_ptr<SeriesRunner>> runner =

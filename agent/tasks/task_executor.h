@@ -37,6 +37,7 @@
 #include "agent/config/allow_list.h"
 #include "agent/metrics/agent_metrics.h"
 #include "agent/outbox/outbox.h"
+#include "agent/platform/device_sampler.h"
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/fleet.pb.h"
 #include "common/env.h"
@@ -65,6 +66,10 @@ struct TaskExecutorOptions {
   std::function<void(const v1::TaskUpdate&)> send_update;
   // Called with true right before each timed run and false right after (the uplink is paused).
   std::function<void(bool timed)> on_timed_window;
+  // Watches every timed run of every task (serve's DeviceSampler, see StartDeviceSampling);
+  // nullptr watches nothing. Tasks run one at a time, so one watcher serves them all. Outlives
+  // the executor.
+  RunWatcher* run_watcher = nullptr;
   // One line per event for the operator; unset is silent.
   std::function<void(std::string_view)> log;
   // Told when an accepted task starts running and when it ends (serve's /metrics); nullptr

@@ -58,13 +58,34 @@ TEST(AgentConfigTest, TheExampleFileParses) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_FALSE(config->coordinator.empty());
   EXPECT_EQ(config->metrics_listen, "0.0.0.0:9465");
+  EXPECT_EQ(config->device_sampling, DeviceSampling::kAuto);
   EXPECT_FALSE(config->allow.backends.empty());
+}
+
+TEST(AgentConfigTest, DeviceSamplingDefaultsToAutoAndReadsEachValue) {
+  auto none = ParseAgentConfig("coordinator: a:1\n", kSource);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->device_sampling, DeviceSampling::kAuto);
+  const std::pair<const char*, DeviceSampling> cases[] = {
+      {"auto", DeviceSampling::kAuto}, {"off", DeviceSampling::kOff}, {"with_cpu_load", DeviceSampling::kWithCpuLoad}};
+  for (const auto& [text, expected] : cases) {
+    auto config = ParseAgentConfig(absl::StrCat("device_sampling: ", text, "\n"), kSource);
+    ASSERT_TRUE(config.ok()) << text << ": " << config.status();
+    EXPECT_EQ(config->device_sampling, expected) << text;
+  }
+}
+
+TEST(AgentConfigTest, UnknownDeviceSamplingIsNamedWithItsLine) {
+  const absl::Status s = ErrorOf("coordinator: a:1\ndevice_sampling: cpu\n");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            absl::StrCat(kSource, ":2: device_sampling: 'cpu' is not one of auto, off, with_cpu_load"));
 }
 
 TEST(AgentConfigTest, UnknownTopLevelKeyIsNamedWithItsLine) {
   const absl::Status s = ErrorOf("coordinator: a:1\n\nlabls:\n  x: y\n");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), absl::StrCat(kSource, ":3: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, labels, allow)"));
+  EXPECT_EQ(s.message(), absl::StrCat(kSource, ":3: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, device_sampling, labels, allow)"));
 }
 
 TEST(AgentConfigTest, UnknownAllowKeyIsNamedWithItsLine) {
@@ -93,7 +114,7 @@ TEST(AgentConfigTest, WrongShapesAreRefused) {
   EXPECT_EQ(ErrorOf("metrics_listen: [127.0.0.1:9101]\n").message(),
             absl::StrCat(kSource, ":1: metrics_listen must be a string"));
   EXPECT_EQ(ErrorOf("- a\n- b\n").message(),
-            absl::StrCat(kSource, ":1: the top level must be a map with the keys coordinator, state_dir, metrics_listen, labels, allow"));
+            absl::StrCat(kSource, ":1: the top level must be a map with the keys coordinator, state_dir, metrics_listen, device_sampling, labels, allow"));
 }
 
 TEST(AgentConfigTest, InvalidYamlSaysWhere) {

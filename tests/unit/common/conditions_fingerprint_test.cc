@@ -70,5 +70,35 @@ TEST(ConditionsFingerprintTest, CanonicalFormIsStable) {
             "cpu_model=\nlogical_cores=0\nmemory_bytes=0\nlabels.a=1\nlabels.b=2\nagent_version=\n");
 }
 
+TEST(ConditionsFingerprintTest, HostAttributesAreSortedLinesAfterAgentVersion) {
+  v1::MachineConditions c;
+  c.set_hostname("h");
+  c.set_agent_version("0.1.0");
+  (*c.mutable_host_attributes())["numa_nodes"] = "2";
+  (*c.mutable_host_attributes())["cpufreq_governor"] = "performance";
+  EXPECT_EQ(CanonicalConditions(c),
+            "benchfleet-conditions-v1\nhostname=h\nos_name=\nos_version=\nkernel=\narchitecture=\n"
+            "cpu_model=\nlogical_cores=0\nmemory_bytes=0\nagent_version=0.1.0\n"
+            "host_attributes.cpufreq_governor=performance\nhost_attributes.numa_nodes=2\n");
+}
+
+TEST(ConditionsFingerprintTest, AGovernorChangeIsNewConditions) {
+  auto a = Sample();
+  (*a.mutable_host_attributes())["cpufreq_governor"] = "performance";
+  auto b = Sample();
+  (*b.mutable_host_attributes())["cpufreq_governor"] = "powersave";
+  EXPECT_NE(ConditionsFingerprint(a), ConditionsFingerprint(b));
+  EXPECT_NE(ConditionsFingerprint(a), ConditionsFingerprint(Sample()));
+}
+
+TEST(ConditionsFingerprintTest, ProbeNotesAreLeftOut) {
+  auto a = Sample();
+  auto* note = a.add_probe_notes();
+  note->set_probe("nvidia-smi");
+  note->set_reason("nvidia-smi: not found on PATH");
+  EXPECT_EQ(CanonicalConditions(a), CanonicalConditions(Sample()));
+  EXPECT_EQ(ConditionsFingerprint(a), ConditionsFingerprint(Sample()));
+}
+
 }  // namespace
 }  // namespace benchfleet

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include "agent/conditions/linux_probe.h"
 #include "agent/platform/process_tree.h"
@@ -94,6 +95,43 @@ TEST(CpuHostProbeTest, ReadsItsFilesAndTheTool) {
   EXPECT_TRUE(facts.notes.empty());
 }
 
+TEST(CpuHostProbeTest, TheLinuxProbeStoresTheHostAttributesAndItsNotes) {
+  testing::ScopedTempDir root;
+  std::filesystem::create_directories(root.path() + "/sys/devices/system/cpu/cpu0/cpufreq");
+  std::filesystem::create_directories(root.path() + "/proc");
+  std::ofstream(root.path() + "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") << "performance\n";
+  std::ofstream(root.path() + "/proc/cpuinfo") << "processor\t: 0\n";  // no model: lscpu names it
+  ScriptedRunner runner;
+  runner.Answer("lscpu -J", Printed(Fixture("probes/cpu/lscpu-flat.json")));
+  LinuxProbe probe(Env::Default(), root.path(), &runner);
+  v1::MachineConditions conditions;
+  ASSERT_TRUE(probe.Probe(&conditions).ok());
+  EXPECT_EQ(conditions.cpu_model(), "Intel(R) Xeon(R) Platinum 8275CL CPU @ 3.00GHz");
+  // No /sys/devices/system/node under the root: lscpu's NUMA count, and no note for it.
+  const std::map<std::string, std::string> expected = {{"cpufreq_governor", "performance"},
+                                                       {"numa_nodes", "2"},
+                                                       {"sockets", "2"},
+                                                       {"cores_per_socket", "24"},
+                                                       {"threads_per_core", "2"}};
+  const std::map<std::string, std::string> stored(conditions.host_attributes().begin(),
+                                                   conditions.host_attributes().end());
+  EXPECT_EQ(stored, expected);
+  EXPECT_TRUE(probe.notes().empty());
+  EXPECT_EQ(runner.calls, (std::vector<std::string>{"lscpu -J"}));
+
+  // Without the tool: no attribute from lscpu, and the notes say why.
+  ScriptedRunner none;
+  LinuxProbe bare(Env::Default(), root.path(), &none);
+  v1::MachineConditions without;
+  ASSERT_TRUE(bare.Probe(&without).ok());
+  EXPECT_EQ(without.host_attributes_size(), 1);
+  EXPECT_EQ(without.host_attributes().at("cpufreq_governor"), "performance");
+  ASSERT_EQ(bare.notes().size(), 2u);
+  EXPECT_EQ(bare.notes()[0].probe, "cpu");
+  EXPECT_EQ(bare.notes()[0].reason, "lscpu: not found on PATH");
+  EXPECT_THAT(bare.notes()[1].reason, HasSubstr("no NUMA nodes: "));
+}
+
 TEST(CpuHostProbeTest, WhatIsMissingIsANote) {
   testing::ScopedTempDir root;
   ScriptedRunner runner;
@@ -150,7 +188,8 @@ TEST(LinuxProbeLscpuTest, TheCpuModelComesFromLscpuWhenCpuinfoNamesNone) {
   v1::MachineConditions conditions;
   ASSERT_TRUE(probe.Probe(&conditions).ok());
   EXPECT_EQ(conditions.cpu_model(), "Neoverse-N1");
-  // Without a runner, or with a model in cpuinfo, lscpu is not asked.
+  // Without a runner lscpu is not asked; with a model in cpuinfo, it is (for host_attributes)
+  // but the model stays cpuinfo's.
   LinuxProbe without(Env::Default(), root.path());
   v1::MachineConditions bare;
   ASSERT_TRUE(without.Probe(&bare).ok());
@@ -160,7 +199,7 @@ TEST(LinuxProbeLscpuTest, TheCpuModelComesFromLscpuWhenCpuinfoNamesNone) {
   v1::MachineConditions x86;
   ASSERT_TRUE(probe.Probe(&x86).ok());
   EXPECT_EQ(x86.cpu_model(), "AMD EPYC 7763 64-Core Processor");
-  EXPECT_TRUE(runner.calls.empty());
+  EXPECT_EQ(runner.calls, (std::vector<std::string>{"lscpu -J"}));
 }
 
 }  // namespace

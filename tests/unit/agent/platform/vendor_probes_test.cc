@@ -52,6 +52,21 @@ TEST(VendorProbesTest, TheH200GoesIntoTheConditionsAndItsFingerprint) {
   EXPECT_EQ(none_notes[0].reason, "nvidia-smi: not found on PATH");
 }
 
+TEST(VendorProbesTest, TheNotesAreStoredInTheConditionsButNotFingerprinted) {
+  ScriptedRunner runner;
+  runner.Answer(kInfo, Printed(Fixture("probes/nvidia/query-gpu-info.csv")));
+  SimulatedClock clock;
+  HostOnly host;
+  auto conditions = CaptureConditions(host, NewVendorProbes(&runner, &clock), {}, clock);
+  ASSERT_TRUE(conditions.ok()) << conditions.status();
+  ASSERT_EQ(conditions->probe_notes_size(), 1);
+  EXPECT_EQ(conditions->probe_notes(0).probe(), "amd");
+  EXPECT_EQ(conditions->probe_notes(0).reason(), "rocm-smi: not found on PATH");
+  v1::MachineConditions without_notes = *conditions;
+  without_notes.clear_probe_notes();
+  EXPECT_EQ(conditions->fingerprint(), ConditionsFingerprint(without_notes));
+}
+
 TEST(VendorProbesTest, FindsTheMonitorWhoseToolAnswers) {
   ScriptedRunner nvidia;
   nvidia.Answer(kSample, Printed(Fixture("probes/nvidia/query-gpu-sample-idle.csv")));
@@ -85,6 +100,21 @@ TEST(VendorProbesTest, FindsTheMonitorWhoseToolAnswers) {
   EXPECT_EQ(found.status().message(),
             "no device to sample: nvidia: nvidia-smi: not found on PATH; amd: rocm-smi: not found on PATH; cpu: "
             "/proc/stat: no such file");
+}
+
+TEST(VendorProbesTest, WithoutCpuLoadOnlyTheAcceleratorsToolsAreMonitors) {
+  ScriptedRunner nvidia;
+  nvidia.Answer(kSample, Printed(Fixture("probes/nvidia/query-gpu-sample-idle.csv")));
+  auto found = FindDeviceMonitor(&nvidia, Env::Default(), /*with_cpu_load=*/false);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ((*found)->vendor(), "nvidia");
+
+  // This machine has /proc, but the CPU load is not asked for: nothing to sample.
+  ScriptedRunner none;
+  found = FindDeviceMonitor(&none, Env::Default(), /*with_cpu_load=*/false);
+  EXPECT_EQ(found.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(found.status().message(),
+            "no device to sample: nvidia: nvidia-smi: not found on PATH; amd: rocm-smi: not found on PATH");
 }
 
 }  // namespace

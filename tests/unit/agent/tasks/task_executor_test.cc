@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -254,6 +256,43 @@ TEST_F(TaskExecutorTest, MetricsShowTheTaskByItsNameWhileItRunsAndNeverARefusedO
   // By the spec's task name (a bounded label), not the coordinator's task id.
   EXPECT_THAT(during_first_run, ElementsAre("started t1"));
   EXPECT_THAT(metrics_.events(), ElementsAre("started t1", "ended"));
+}
+
+// Counts the runs it watches and marks each record, as serve's DeviceSampler would annotate it.
+class CountingWatcher : public RunWatcher {
+ public:
+  void BeginRun() override { ++begun; }
+  std::vector<std::string> EndRun(v1::RunRecord* record) override {
+    ++ended;
+    auto* metric = record->add_metrics();
+    metric->set_name("device_samples");
+    metric->set_value(ended);
+    metric->set_unit("samples");
+    return {};
+  }
+  std::atomic<int> begun{0};
+  std::atomic<int> ended{0};
+};
+
+TEST_F(TaskExecutorTest, TheRunWatcherWatchesEveryTimedRunOfEveryTask) {
+  CountingWatcher watcher;
+  TaskExecutorOptions options = Options();
+  options.run_watcher = &watcher;
+  Start(std::move(options));
+  executor_->Assign(Assignment("task-1", kSpec));
+  ASSERT_EQ(Updates(5).size(), 5u);
+  executor_->Stop();  // the watcher, declared after the executor, must not be used once gone
+  EXPECT_EQ(watcher.begun.load(), 3);
+  EXPECT_EQ(watcher.ended.load(), 3);
+  const std::vector<v1::RunRecord> records = OutboxRecords();
+  ASSERT_EQ(records.size(), 3u);
+  for (size_t i = 0; i < records.size(); ++i) {
+    const v1::RunRecord& r = records[i];
+    const auto found = std::find_if(r.metrics().begin(), r.metrics().end(),
+                                    [](const v1::Metric& m) { return m.name() == "device_samples"; });
+    ASSERT_NE(found, r.metrics().end()) << r.DebugString();
+    EXPECT_EQ(found->value(), static_cast<double>(i + 1));
+  }
 }
 
 TEST_F(TaskExecutorTest, AFailedRunIsCountedAndShownAndTheTaskStillSucceeds) {
