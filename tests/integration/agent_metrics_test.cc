@@ -5,14 +5,10 @@
 // (the outbox drained to 0, the task's sample gone), after a broken stream (one reconnect) and
 // after the coordinator went away (connected 0). Also: an address serve cannot use fails at
 // start-up with exit code 2. No PostgreSQL.
-#include <grpcpp/grpcpp.h>
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -22,133 +18,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/http/http_client.h"
-#include "benchfleet/v1/gateway.grpc.pb.h"
 #include "benchfleet/v1/record.pb.h"
-#include "common/version.h"
 #include "gtest/gtest.h"
+#include "tests/integration/fake_coordinator.h"
 #include "tests/integration/fleet.h"
 
 namespace benchfleet::testing {
 namespace {
 
-using ServerStream = grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>;
-
 constexpr char kTaskName[] = "llama-qwen2.5-3b-q4km";
-
-// A coordinator as the agent sees it, on a port chosen by the test (so the agent can be pointed
-// at it before it exists): Welcome, the tasks after every Welcome, an Ack storing every record.
-// Thread-safe.
-class FakeCoordinator final : public v1::AgentGateway::Service {
- public:
-  FakeCoordinator(int port, std::vector<v1::TaskAssignment> tasks) : tasks_(std::move(tasks)) {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort(absl::StrCat("127.0.0.1:", port), grpc::InsecureServerCredentials());
-    builder.RegisterService(this);
-    server_ = builder.BuildAndStart();
-  }
-  ~FakeCoordinator() override {
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
-    server_->Wait();
-  }
-
-  bool started() const { return server_ != nullptr; }
-
-  grpc::Status Connect(grpc::ServerContext* context, ServerStream* stream) override {
-    v1::AgentMessage message;
-    if (!stream->Read(&message) || !message.has_hello()) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "Hello first");
-    }
-    v1::CoordinatorMessage welcome;
-    welcome.mutable_welcome()->set_coordinator_version("fake-coordinator");
-    welcome.mutable_welcome()->set_api_revision(kApiRevision);
-    welcome.mutable_welcome()->set_min_agent_api_revision(kMinAgentApiRevision);
-    welcome.mutable_welcome()->set_agent_id(message.hello().agent_id());
-    welcome.mutable_welcome()->set_accepted(true);
-    if (!stream->Write(welcome)) return grpc::Status::CANCELLED;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      ++sessions_;
-      context_ = context;
-    }
-    for (const v1::TaskAssignment& task : tasks_) {
-      v1::CoordinatorMessage assign;
-      *assign.mutable_assign_task() = task;
-      if (!stream->Write(assign)) break;
-    }
-    // Only this thread writes on the stream from here on.
-    while (stream->Read(&message)) {
-      if (message.has_task_update()) {
-        std::lock_guard<std::mutex> l(mu_);
-        if (message.task_update().has_finished()) ++finished_;
-        continue;
-      }
-      if (!message.has_records()) continue;
-      v1::CoordinatorMessage answer;
-      answer.mutable_ack()->set_batch_id(message.records().batch_id());
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        for (const std::string& bytes : message.records().records()) {
-          v1::RunRecord record;
-          record.ParseFromString(bytes);
-          answer.mutable_ack()->add_stored_run_ids(record.run_id());
-          ++records_;
-        }
-      }
-      stream->Write(answer);
-    }
-    std::lock_guard<std::mutex> l(mu_);
-    context_ = nullptr;
-    return grpc::Status::OK;
-  }
-
-  // Breaks the current stream (the agent reconnects).
-  void BreakStream() {
-    std::lock_guard<std::mutex> l(mu_);
-    if (context_ != nullptr) context_->TryCancel();
-  }
-
-  int sessions() {
-    std::lock_guard<std::mutex> l(mu_);
-    return sessions_;
-  }
-  int finished() {
-    std::lock_guard<std::mutex> l(mu_);
-    return finished_;
-  }
-  int records() {
-    std::lock_guard<std::mutex> l(mu_);
-    return records_;
-  }
-
- private:
-  const std::vector<v1::TaskAssignment> tasks_;
-  std::unique_ptr<grpc::Server> server_;
-  std::mutex mu_;
-  grpc::ServerContext* context_ = nullptr;  // guarded by mu_
-  int sessions_ = 0;                        // guarded by mu_
-  int finished_ = 0;                        // finished updates received; guarded by mu_
-  int records_ = 0;                         // records received; guarded by mu_
-};
-
-// A work folder with a model file and an agent.yaml that allows the simulator and that folder;
-// `extra` is added to agent.yaml.
-struct AgentFiles {
-  explicit AgentFiles(const std::string& extra = "") {
-    work = MakeTempDir("agent-metrics");
-    model = work + "/models/qwen2.5-3b-instruct-q4_k_m.gguf";
-    ::mkdir((work + "/models").c_str(), 0755);
-    std::ofstream(model) << "GGUF simulated model file";
-    config = work + "/agent.yaml";
-    std::ofstream(config) << "state_dir: " << work << "/state\n"
-                          << "allow:\n  backends: [llama-server]\n"
-                          << "  executables: [" << BinaryPath("llama-server-sim") << "]\n"
-                          << "  model_dirs: [" << work << "/models]\n"
-                          << extra;
-  }
-  std::string work;
-  std::string model;
-  std::string config;
-};
 
 // A llama-server task against the simulator: one cold and two warm runs, a second apart, so the
 // test sees it running.
@@ -225,7 +103,7 @@ std::string Brief(const std::map<std::string, double>& s) {
 }
 
 TEST(AgentMetricsServeTest, ServeExposesOutboxConnectionReconnectsAndTheRunningTask) {
-  const AgentFiles files;
+  const AgentFiles files("agent-metrics");
   const std::string& work = files.work;
   // A series queued while no coordinator is known: 4 SIMULATED records wait in the outbox.
   ASSERT_EQ(StartAgent(work, "simulate", {"simulate", "--config", files.config, "--out", work + "/simulated",
@@ -256,7 +134,7 @@ TEST(AgentMetricsServeTest, ServeExposesOutboxConnectionReconnectsAndTheRunningT
             5);
 
   // The coordinator comes up with a task: while it runs, current_task names it.
-  auto coordinator = std::make_unique<FakeCoordinator>(coordinator_port, std::vector{LlamaTask(files.model)});
+  auto coordinator = std::make_unique<FakeCoordinator>(absl::StrCat("127.0.0.1:", coordinator_port), std::vector{LlamaTask(files.model)});
   ASSERT_TRUE(coordinator->started());
   const std::string current = absl::StrCat("benchfleet_agent_current_task{task=\"", kTaskName, "\"}");
   ASSERT_TRUE(PollUntil([&] { return (s = Scrape(port)) && s->count(current) == 1; }, absl::Seconds(60)))
@@ -266,7 +144,8 @@ TEST(AgentMetricsServeTest, ServeExposesOutboxConnectionReconnectsAndTheRunningT
   EXPECT_EQ(s->at("benchfleet_agent_coordinator_connected"), 1);
 
   // After it: the outbox drained, every record sent once (4 queued + 3 runs), the task's sample gone.
-  ASSERT_TRUE(PollUntil([&] { return coordinator->finished() == 1 && coordinator->records() == 7; },
+  ASSERT_TRUE(PollUntil([&] { return coordinator->updates("task-llama", v1::TaskUpdate::kFinished).size() == 1 &&
+                                   coordinator->records().size() == 7; },
                         absl::Seconds(120)))
       << ReadAll(log);
   ASSERT_TRUE(PollUntil([&] { return (s = Scrape(port)) && s->at("benchfleet_agent_outbox_records") == 0 &&
@@ -296,7 +175,7 @@ TEST(AgentMetricsServeTest, ServeExposesOutboxConnectionReconnectsAndTheRunningT
 
 TEST(AgentMetricsServeTest, AnAddressServeCannotUseFailsAtStartUp) {
   // From agent.yaml: not HOST:PORT.
-  const AgentFiles bad_config("metrics_listen: localhost\n");
+  const AgentFiles bad_config("agent-metrics", "metrics_listen: localhost\n");
   auto agent = StartAgent(bad_config.work, "serve", {"serve", "--config", bad_config.config, "--coordinator",
                                                      absl::StrCat("127.0.0.1:", FreePort())});
   EXPECT_EQ(agent->Wait(), 2);
@@ -306,9 +185,9 @@ TEST(AgentMetricsServeTest, AnAddressServeCannotUseFailsAtStartUp) {
       << ReadAll(bad_config.work + "/serve.log");
 
   // From the flag, which wins over agent.yaml: a port already taken (by a listening gRPC server).
-  const AgentFiles files("metrics_listen: 127.0.0.1:0\n");
+  const AgentFiles files("agent-metrics", "metrics_listen: 127.0.0.1:0\n");
   const int port = FreePort();
-  FakeCoordinator holder(port, {});
+  FakeCoordinator holder(absl::StrCat("127.0.0.1:", port), {});
   ASSERT_TRUE(holder.started());
   agent = StartAgent(files.work, "serve", {"serve", "--config", files.config, "--coordinator",
                                            absl::StrCat("127.0.0.1:", FreePort()), "--metrics-listen",

@@ -4,170 +4,20 @@
 // llama-server series against the simulator (tests/sim/llama-server-sim); one names a backend
 // the agent's allow-list does not list and is refused. After the stream is broken, the tasks
 // are sent again and answered again without running again. No PostgreSQL.
-#include <grpcpp/grpcpp.h>
 #include <signal.h>
-#include <sys/stat.h>
 
-#include <fstream>
-#include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "benchfleet/v1/gateway.grpc.pb.h"
 #include "benchfleet/v1/record.pb.h"
-#include "common/version.h"
 #include "gtest/gtest.h"
+#include "tests/integration/fake_coordinator.h"
 #include "tests/integration/fleet.h"
 
 namespace benchfleet::testing {
 namespace {
-
-using ServerStream = grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>;
-
-// A coordinator as the agent sees it: Welcome, the tasks, Acks for every record; what it was
-// sent is kept for the test. Thread-safe.
-class FakeCoordinator final : public v1::AgentGateway::Service {
- public:
-  explicit FakeCoordinator(std::vector<v1::TaskAssignment> tasks) : tasks_(std::move(tasks)) {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(this);
-    server_ = builder.BuildAndStart();
-  }
-  ~FakeCoordinator() override {
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
-    server_->Wait();
-  }
-
-  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
-
-  grpc::Status Connect(grpc::ServerContext* context, ServerStream* stream) override {
-    v1::AgentMessage message;
-    if (!stream->Read(&message) || !message.has_hello()) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "Hello first");
-    }
-    v1::CoordinatorMessage welcome;
-    welcome.mutable_welcome()->set_coordinator_version("fake-coordinator");
-    welcome.mutable_welcome()->set_api_revision(kApiRevision);
-    welcome.mutable_welcome()->set_min_agent_api_revision(kMinAgentApiRevision);
-    welcome.mutable_welcome()->set_agent_id(message.hello().agent_id());
-    welcome.mutable_welcome()->set_accepted(true);
-    if (!stream->Write(welcome)) return grpc::Status::CANCELLED;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      ++sessions_;
-      context_ = context;
-      stream_ = stream;
-    }
-    // As a coordinator does when an agent connects: every task it has not heard the end of.
-    for (const v1::TaskAssignment& task : tasks_) {
-      v1::CoordinatorMessage assign;
-      *assign.mutable_assign_task() = task;
-      if (!Write(stream, assign)) break;
-    }
-    while (stream->Read(&message)) {
-      if (message.has_task_update()) {
-        std::lock_guard<std::mutex> l(mu_);
-        updates_.push_back(message.task_update());
-        continue;
-      }
-      if (!message.has_records()) continue;
-      v1::CoordinatorMessage answer;
-      answer.mutable_ack()->set_batch_id(message.records().batch_id());
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        for (const std::string& bytes : message.records().records()) {
-          v1::RunRecord record;
-          record.ParseFromString(bytes);
-          if (stored_.insert(record.run_id()).second) {
-            records_.push_back(record);
-            answer.mutable_ack()->add_stored_run_ids(record.run_id());
-          } else {
-            answer.mutable_ack()->add_duplicate_run_ids(record.run_id());
-          }
-        }
-      }
-      Write(stream, answer);
-    }
-    std::lock_guard<std::mutex> l(mu_);
-    context_ = nullptr;
-    stream_ = nullptr;
-    return grpc::Status::OK;
-  }
-
-  // Sends a message (cancel_task) on the current stream; false when there is none.
-  bool Send(const v1::CoordinatorMessage& message) {
-    std::lock_guard<std::mutex> l(mu_);  // the stream cannot end meanwhile
-    return stream_ != nullptr && Write(stream_, message);
-  }
-
-  // Breaks the current stream (the agent reconnects and is sent its tasks again).
-  void BreakStream() {
-    std::lock_guard<std::mutex> l(mu_);
-    if (context_ != nullptr) context_->TryCancel();
-  }
-
-  int sessions() {
-    std::lock_guard<std::mutex> l(mu_);
-    return sessions_;
-  }
-  std::vector<v1::TaskUpdate> updates() {
-    std::lock_guard<std::mutex> l(mu_);
-    return updates_;
-  }
-  std::vector<v1::RunRecord> records() {
-    std::lock_guard<std::mutex> l(mu_);
-    return records_;
-  }
-  // The updates of one task, of one kind ("accepted", "refused", "progress", "finished").
-  std::vector<v1::TaskUpdate> updates(const std::string& task_id, v1::TaskUpdate::BodyCase body) {
-    std::vector<v1::TaskUpdate> out;
-    for (const v1::TaskUpdate& u : updates()) {
-      if (u.task_id() == task_id && u.body_case() == body) out.push_back(u);
-    }
-    return out;
-  }
-
- private:
-  // One writer at a time on a stream: the handler (Welcome, tasks, Acks) and Send.
-  bool Write(ServerStream* stream, const v1::CoordinatorMessage& message) {
-    std::lock_guard<std::mutex> l(write_mu_);
-    return stream->Write(message);
-  }
-
-  const std::vector<v1::TaskAssignment> tasks_;
-  int port_ = 0;
-  std::unique_ptr<grpc::Server> server_;
-  std::mutex mu_;
-  int sessions_ = 0;                                // guarded by mu_
-  std::mutex write_mu_;
-  grpc::ServerContext* context_ = nullptr;          // guarded by mu_
-  ServerStream* stream_ = nullptr;                  // guarded by mu_
-  std::vector<v1::TaskUpdate> updates_;             // guarded by mu_
-  std::set<std::string> stored_;                    // guarded by mu_
-  std::vector<v1::RunRecord> records_;              // guarded by mu_
-};
-
-// A work folder with a model file and an agent.yaml that allows the simulator and that folder.
-struct AgentFiles {
-  AgentFiles() {
-    work = MakeTempDir("agent-tasks");
-    model = work + "/models/qwen2.5-3b-instruct-q4_k_m.gguf";
-    ::mkdir((work + "/models").c_str(), 0755);
-    std::ofstream(model) << "GGUF simulated model file";
-    config = work + "/agent.yaml";
-    std::ofstream(config) << "state_dir: " << work << "/state\n"
-                          << "allow:\n  backends: [llama-server]\n"
-                          << "  executables: [" << BinaryPath("llama-server-sim") << "]\n"
-                          << "  model_dirs: [" << work << "/models]\n";
-  }
-  std::string work;
-  std::string model;
-  std::string config;
-};
 
 // A llama-server task against the simulator: one cold run and `warm` warm runs.
 v1::TaskAssignment LlamaTask(const std::string& task_id, const std::string& model, int warm,
@@ -198,7 +48,7 @@ v1::TaskAssignment LlamaTask(const std::string& task_id, const std::string& mode
 }
 
 TEST(AgentTasksTest, ServeRunsAnAssignedSeriesRefusesOneOutsideItsAllowListAndNeverRunsOneTwice) {
-  const AgentFiles files;
+  const AgentFiles files("agent-tasks");
   const std::string& work = files.work;
   const std::string& config = files.config;
   const v1::TaskAssignment llama = LlamaTask("task-llama", files.model, 2);
@@ -208,7 +58,7 @@ TEST(AgentTasksTest, ServeRunsAnAssignedSeriesRefusesOneOutsideItsAllowListAndNe
   comfy.set_attempt(1);
   comfy.set_spec_yaml("series: fleet-comfy\ntask: sdxl\nbackend: comfyui\ncomfyui: {url: 'http://127.0.0.1:8188'}\n");
 
-  FakeCoordinator coordinator({llama, comfy});
+  FakeCoordinator coordinator("127.0.0.1:0", {llama, comfy});
   auto agent = StartAgent(work, "serve", {"serve", "--config", config, "--coordinator", coordinator.address()});
   const std::string log = work + "/serve.log";
   // The comfyui task waits behind the llama-server one, then is refused.
@@ -272,8 +122,8 @@ TEST(AgentTasksTest, ServeRunsAnAssignedSeriesRefusesOneOutsideItsAllowListAndNe
 }
 
 TEST(AgentTasksTest, ACancelStopsTheTaskBetweenRuns) {
-  const AgentFiles files;
-  FakeCoordinator coordinator({LlamaTask("task-cancel", files.model, 8, "300ms")});
+  const AgentFiles files("agent-tasks");
+  FakeCoordinator coordinator("127.0.0.1:0", {LlamaTask("task-cancel", files.model, 8, "300ms")});
   auto agent = StartAgent(files.work, "serve", {"serve", "--config", files.config, "--coordinator",
                                                 coordinator.address()});
   const std::string log = files.work + "/serve.log";
