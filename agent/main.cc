@@ -12,6 +12,7 @@ namespace {
 using benchfleet::agent::ConditionsFlags;
 using benchfleet::agent::ImportFlags;
 using benchfleet::agent::RunFlags;
+using benchfleet::agent::EnrollFlags;
 using benchfleet::agent::ServeFlags;
 using benchfleet::agent::SimulateFlags;
 
@@ -21,7 +22,9 @@ constexpr char kStateDirHelp[] =
     "state directory: agent id and outbox (default: state_dir of agent.yaml, else /var/lib/benchfleet "
     "for root, else $XDG_STATE_HOME/benchfleet or ~/.local/state/benchfleet)";
 constexpr char kCoordinatorHelp[] = "coordinator's gateway address HOST:PORT (default: coordinator of agent.yaml)";
-constexpr char kTokenHelp[] = "file holding the agent's bearer token (read once TLS is configured)";
+constexpr char kCaHelp[] =
+    "the fleet CA certificate (PEM) that verifies the coordinator (default: ca_cert of agent.yaml, else "
+    "<state dir>/tls/ca.pem once enrolled; without one, plaintext to a loopback coordinator only)";
 
 }  // namespace
 
@@ -42,13 +45,15 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--config", serve.config, kConfigHelp);
   serve_cmd->add_option("--coordinator", serve.coordinator, kCoordinatorHelp)->envname("BENCHFLEET_COORDINATOR");
   serve_cmd->add_option("--state-dir", serve.state_dir, kStateDirHelp);
-  serve_cmd->add_option("--token-file", serve.token_file, kTokenHelp)->envname("BENCHFLEET_TOKEN_FILE");
+  serve_cmd->add_option("--ca-cert", serve.ca_cert, kCaHelp)->envname("BENCHFLEET_CA_CERT");
   serve_cmd->add_option("--send-rate", serve.send_rate, "at most this many records per second (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   serve_cmd->add_flag("--exit-when-drained", serve.exit_when_drained, "exit 0 once the outbox is empty");
   serve_cmd->add_option("--device-sampling", serve.device_sampling,
                         "what to sample during each timed run: auto (accelerators only), off, with_cpu_load "
                         "(default: device_sampling of agent.yaml, else auto)");
+  serve_cmd->add_option("--enroll-token-file", serve.enroll_token_file,
+                        "enroll first (as `enroll` does) when the state directory holds no certificate yet");
   serve_cmd->add_option("--metrics-listen", serve.metrics_listen,
                         "serve Prometheus /metrics on HOST:PORT (port 0 picks a free one; default: metrics_listen "
                         "of agent.yaml, else not served)");
@@ -65,7 +70,7 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--config", simulate.config, kConfigHelp);
   simulate_cmd->add_option("--state-dir", simulate.state_dir, kStateDirHelp);
   simulate_cmd->add_option("--coordinator", simulate.coordinator, kCoordinatorHelp)->envname("BENCHFLEET_COORDINATOR");
-  simulate_cmd->add_option("--token-file", simulate.token_file, kTokenHelp)->envname("BENCHFLEET_TOKEN_FILE");
+  simulate_cmd->add_option("--ca-cert", simulate.ca_cert, kCaHelp)->envname("BENCHFLEET_CA_CERT");
   simulate_cmd->add_option("--timeout", simulate.timeout_seconds, "seconds to wait for every Ack")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -81,7 +86,7 @@ int main(int argc, char** argv) {
   import_cmd->add_option("--coordinator", import.coordinator, kCoordinatorHelp)->envname("BENCHFLEET_COORDINATOR");
   import_cmd->add_option("--config", import.config, kConfigHelp);
   import_cmd->add_option("--state-dir", import.state_dir, kStateDirHelp);
-  import_cmd->add_option("--token-file", import.token_file, kTokenHelp)->envname("BENCHFLEET_TOKEN_FILE");
+  import_cmd->add_option("--ca-cert", import.ca_cert, kCaHelp)->envname("BENCHFLEET_CA_CERT");
   import_cmd->add_option("--timeout", import.timeout_seconds, "seconds to wait for every Ack")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -89,6 +94,19 @@ int main(int argc, char** argv) {
                          "failed connection attempts in a row before giving up")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+
+  EnrollFlags enroll;
+  CLI::App* enroll_cmd = app.add_subcommand(
+      "enroll", "Trade a one-time enrollment token (`benchfleet agents enroll` prints it) for this agent's "
+                "certificate: writes <state dir>/tls/agent.pem, agent-key.pem (0600) and ca.pem");
+  enroll_cmd->add_option("--coordinator", enroll.coordinator, kCoordinatorHelp)->envname("BENCHFLEET_COORDINATOR");
+  enroll_cmd->add_option("--config", enroll.config, kConfigHelp);
+  enroll_cmd->add_option("--state-dir", enroll.state_dir, kStateDirHelp);
+  enroll_cmd->add_option("--ca-cert", enroll.ca_cert,
+                         "the fleet CA certificate (PEM) that verifies the coordinator (default: ca_cert of agent.yaml)")
+      ->envname("BENCHFLEET_CA_CERT");
+  enroll_cmd->add_option("--token-file", enroll.token_file,
+                         "file holding the enrollment token (default: $BENCHFLEET_ENROLL_TOKEN; never on the command line)");
 
   RunFlags run;
   CLI::App* run_cmd = app.add_subcommand(
@@ -101,7 +119,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--coordinator", run.coordinator, kCoordinatorHelp)->envname("BENCHFLEET_COORDINATOR");
   run_cmd->add_option("--config", run.config, kConfigHelp);
   run_cmd->add_option("--state-dir", run.state_dir, kStateDirHelp);
-  run_cmd->add_option("--token-file", run.token_file, kTokenHelp)->envname("BENCHFLEET_TOKEN_FILE");
+  run_cmd->add_option("--ca-cert", run.ca_cert, kCaHelp)->envname("BENCHFLEET_CA_CERT");
   run_cmd->add_option("--timeout", run.timeout_seconds, "seconds to wait, after the series, for every Ack")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -125,5 +143,6 @@ int main(int argc, char** argv) {
   if (*simulate_cmd) return benchfleet::agent::RunSimulateCommand(simulate);
   if (*import_cmd) return benchfleet::agent::RunImportCommand(import);
   if (*run_cmd) return benchfleet::agent::RunRunCommand(run);
+  if (*enroll_cmd) return benchfleet::agent::RunEnrollCommand(enroll);
   return 2;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "cli/connection.h"
 
 namespace benchfleet::cli {
 namespace {
@@ -24,11 +25,16 @@ AdminClient::AdminClient(std::string address, absl::Duration deadline)
     : address_(std::move(address)), deadline_(deadline) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
-  stub_ = v1::Admin::NewStub(
-      grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args));
+  auto channel = CoordinatorChannel(address_, args);
+  if (!channel.ok()) {
+    init_ = channel.status();
+    return;
+  }
+  stub_ = v1::Admin::NewStub(*channel);
 }
 
 absl::StatusOr<std::vector<v1::RunRecord>> AdminClient::ListAllRuns(v1::ListRunsRequest request) {
+  if (!init_.ok()) return init_;
   std::vector<v1::RunRecord> runs;
   while (true) {
     grpc::ClientContext context;
@@ -46,12 +52,90 @@ absl::StatusOr<std::vector<v1::RunRecord>> AdminClient::ListAllRuns(v1::ListRuns
 
 absl::StatusOr<std::vector<v1::Machine>> AdminClient::ListMachines(
     const v1::ListMachinesRequest& request) {
+  if (!init_.ok()) return init_;
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
   v1::ListMachinesResponse response;
   grpc::Status s = stub_->ListMachines(&context, request, &response);
   if (!s.ok()) return FromGrpc(s, address_, "ListMachines");
   return std::vector<v1::Machine>(response.machines().begin(), response.machines().end());
+}
+
+absl::StatusOr<v1::ImportRunsResponse> AdminClient::ImportRuns(const std::vector<v1::RunRecord>& runs,
+                                                               size_t per_call) {
+  if (!init_.ok()) return init_;
+  v1::ImportRunsResponse merged;
+  for (size_t start = 0; start < runs.size(); start += per_call) {
+    v1::ImportRunsRequest request;
+    for (size_t i = start; i < runs.size() && i < start + per_call; ++i) *request.add_runs() = runs[i];
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+    v1::ImportRunsResponse response;
+    grpc::Status s = stub_->ImportRuns(&context, request, &response);
+    if (!s.ok()) return FromGrpc(s, address_, "ImportRuns");
+    merged.MergeFrom(response);
+  }
+  return merged;
+}
+
+absl::StatusOr<v1::CreateEnrollmentTokenResponse> AdminClient::CreateEnrollmentToken(
+    const v1::CreateEnrollmentTokenRequest& request) {
+  if (!init_.ok()) return init_;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+  v1::CreateEnrollmentTokenResponse response;
+  grpc::Status s = stub_->CreateEnrollmentToken(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, address_, "CreateEnrollmentToken");
+  return response;
+}
+
+absl::StatusOr<v1::RevokeAgentResponse> AdminClient::RevokeAgent(const std::string& agent_id) {
+  if (!init_.ok()) return init_;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+  v1::RevokeAgentRequest request;
+  request.set_agent_id(agent_id);
+  v1::RevokeAgentResponse response;
+  grpc::Status s = stub_->RevokeAgent(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, address_, "RevokeAgent");
+  return response;
+}
+
+absl::StatusOr<std::string> AdminClient::CreateApiToken(const std::string& name, v1::Role role) {
+  if (!init_.ok()) return init_;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+  v1::CreateApiTokenRequest request;
+  request.set_name(name);
+  request.set_role(role);
+  v1::CreateApiTokenResponse response;
+  grpc::Status s = stub_->CreateApiToken(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, address_, "CreateApiToken");
+  return response.token();
+}
+
+absl::Status AdminClient::RevokeApiToken(const std::string& name) {
+  if (!init_.ok()) return init_;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+  v1::RevokeApiTokenRequest request;
+  request.set_name(name);
+  v1::RevokeApiTokenResponse response;
+  grpc::Status s = stub_->RevokeApiToken(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, address_, "RevokeApiToken");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::AuditEntry>> AdminClient::ListAudit(uint32_t limit) {
+  if (!init_.ok()) return init_;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+  v1::ListAuditRequest request;
+  request.set_limit(limit);
+  v1::ListAuditResponse response;
+  grpc::Status s = stub_->ListAudit(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, address_, "ListAudit");
+  return std::vector<v1::AuditEntry>(response.entries().begin(), response.entries().end());
 }
 
 }  // namespace benchfleet::cli

@@ -24,8 +24,18 @@ class AdminClient {
 
   absl::StatusOr<std::vector<v1::Machine>> ListMachines(const v1::ListMachinesRequest& request);
 
+  // Operator calls (coordinator/auth/README.md).
+  // Sends the records in calls of at most `per_call` records; the responses merged.
+  absl::StatusOr<v1::ImportRunsResponse> ImportRuns(const std::vector<v1::RunRecord>& runs, size_t per_call = 500);
+  absl::StatusOr<v1::CreateEnrollmentTokenResponse> CreateEnrollmentToken(const v1::CreateEnrollmentTokenRequest& request);
+  absl::StatusOr<v1::RevokeAgentResponse> RevokeAgent(const std::string& agent_id);
+  absl::StatusOr<std::string> CreateApiToken(const std::string& name, v1::Role role);
+  absl::Status RevokeApiToken(const std::string& name);
+  absl::StatusOr<std::vector<v1::AuditEntry>> ListAudit(uint32_t limit);
+
  private:
   std::string address_;
+  absl::Status init_;  // not OK when no channel could be made (bad TLS settings): every call returns it
   absl::Duration deadline_;
   std::unique_ptr<v1::Admin::Stub> stub_;
 };

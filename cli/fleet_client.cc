@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
+#include "cli/connection.h"
 
 namespace benchfleet::cli {
 namespace {
@@ -31,8 +32,12 @@ FleetClient::FleetClient(std::string address, absl::Duration deadline)
     : address_(std::move(address)), deadline_(deadline) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
-  stub_ = v1::Fleet::NewStub(
-      grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args));
+  auto channel = CoordinatorChannel(address_, args);
+  if (!channel.ok()) {
+    init_ = channel.status();
+    return;
+  }
+  stub_ = v1::Fleet::NewStub(*channel);
 }
 
 std::unique_ptr<grpc::ClientContext> FleetClient::NewContext() const {
@@ -43,6 +48,7 @@ std::unique_ptr<grpc::ClientContext> FleetClient::NewContext() const {
 
 absl::StatusOr<v1::SubmitSeriesResponse> FleetClient::SubmitSeries(
     const v1::SubmitSeriesRequest& request) {
+  if (!init_.ok()) return init_;
   v1::SubmitSeriesResponse response;
   grpc::Status s = stub_->SubmitSeries(NewContext().get(), request, &response);
   if (!s.ok()) return FromGrpc(s, address_, "SubmitSeries");
@@ -50,6 +56,7 @@ absl::StatusOr<v1::SubmitSeriesResponse> FleetClient::SubmitSeries(
 }
 
 absl::StatusOr<v1::SeriesStatus> FleetClient::CancelSeries(const std::string& series_id) {
+  if (!init_.ok()) return init_;
   v1::CancelSeriesRequest request;
   request.set_series_id(series_id);
   v1::SeriesStatus response;
@@ -59,6 +66,7 @@ absl::StatusOr<v1::SeriesStatus> FleetClient::CancelSeries(const std::string& se
 }
 
 absl::StatusOr<std::vector<v1::SeriesStatus>> FleetClient::ListSeries(bool active_only) {
+  if (!init_.ok()) return init_;
   v1::ListSeriesRequest request;
   request.set_active_only(active_only);
   v1::ListSeriesResponse response;
@@ -68,6 +76,7 @@ absl::StatusOr<std::vector<v1::SeriesStatus>> FleetClient::ListSeries(bool activ
 }
 
 absl::StatusOr<v1::SeriesStatus> FleetClient::GetSeries(const std::string& series_id) {
+  if (!init_.ok()) return init_;
   v1::GetSeriesRequest request;
   request.set_series_id(series_id);
   v1::SeriesStatus response;
@@ -78,6 +87,7 @@ absl::StatusOr<v1::SeriesStatus> FleetClient::GetSeries(const std::string& serie
 
 absl::StatusOr<v1::SeriesStatus> FleetClient::WatchSeries(
     const std::string& series_id, const std::function<void(const v1::SeriesStatus&)>& on_status) {
+  if (!init_.ok()) return init_;
   v1::GetSeriesRequest request;
   request.set_series_id(series_id);
   grpc::ClientContext context;  // no deadline: a series may run for hours
@@ -101,6 +111,7 @@ absl::StatusOr<v1::SeriesStatus> FleetClient::WatchSeries(
 }
 
 absl::StatusOr<v1::Schedule> FleetClient::AddSchedule(const v1::AddScheduleRequest& request) {
+  if (!init_.ok()) return init_;
   v1::Schedule response;
   grpc::Status s = stub_->AddSchedule(NewContext().get(), request, &response);
   if (!s.ok()) return FromGrpc(s, address_, "AddSchedule");
@@ -108,6 +119,7 @@ absl::StatusOr<v1::Schedule> FleetClient::AddSchedule(const v1::AddScheduleReque
 }
 
 absl::StatusOr<std::vector<v1::Schedule>> FleetClient::ListSchedules() {
+  if (!init_.ok()) return init_;
   v1::ListSchedulesResponse response;
   grpc::Status s = stub_->ListSchedules(NewContext().get(), v1::ListSchedulesRequest(), &response);
   if (!s.ok()) return FromGrpc(s, address_, "ListSchedules");
@@ -115,6 +127,7 @@ absl::StatusOr<std::vector<v1::Schedule>> FleetClient::ListSchedules() {
 }
 
 absl::Status FleetClient::RemoveSchedule(const std::string& schedule_id) {
+  if (!init_.ok()) return init_;
   v1::RemoveScheduleRequest request;
   request.set_schedule_id(schedule_id);
   v1::RemoveScheduleResponse response;
@@ -125,6 +138,7 @@ absl::Status FleetClient::RemoveSchedule(const std::string& schedule_id) {
 
 absl::StatusOr<std::vector<std::string>> FleetClient::InvalidateRuns(
     const v1::InvalidateRunsRequest& request) {
+  if (!init_.ok()) return init_;
   v1::InvalidateRunsResponse response;
   grpc::Status s = stub_->InvalidateRuns(NewContext().get(), request, &response);
   if (!s.ok()) return FromGrpc(s, address_, "InvalidateRuns");

@@ -40,6 +40,7 @@ class FleetClient {
   std::unique_ptr<grpc::ClientContext> NewContext() const;
 
   std::string address_;
+  absl::Status init_;  // not OK when no channel could be made (bad TLS settings): every call returns it
   absl::Duration deadline_;
   std::unique_ptr<v1::Fleet::Stub> stub_;
 };

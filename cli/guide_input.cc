@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "benchfleet/v1/admin.grpc.pb.h"
 #include "cli/admin_client.h"
+#include "cli/connection.h"
 #include "common/proto_time.h"
 #include "synthesis/analysis/guide_model.h"
 #include "synthesis/readers/database_reader.h"
@@ -67,8 +68,9 @@ absl::StatusOr<synthesis::ReadResult> ReadFromCoordinator(const GuideSource& sou
   // AdminClient has no GetConditions yet: its own channel, with the same message size limit.
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
-  auto stub = v1::Admin::NewStub(
-      grpc::CreateCustomChannel(source.coordinator, grpc::InsecureChannelCredentials(), args));
+  auto channel = CoordinatorChannel(source.coordinator, args);
+  if (!channel.ok()) return channel.status();
+  auto stub = v1::Admin::NewStub(*channel);
   v1::GetConditionsRequest request;
   for (auto it = fingerprints.begin(); it != fingerprints.end();) {
     request.clear_fingerprints();

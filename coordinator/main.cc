@@ -8,18 +8,28 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/tls/certificates.h"
+#include "common/tls/fleet_ca.h"
 #include "common/version.h"
 #include "coordinator/localdb/local_postgres.h"
 #include "coordinator/log.h"
 #include "coordinator/server.h"
 #include "coordinator/store/migrator.h"
+#include "coordinator/store/pg_errors.h"
 
 namespace {
 
@@ -72,26 +82,134 @@ class SignalWaiter {
   std::thread thread_;
 };
 
+struct TlsFlags {
+  std::string cert, key, client_ca, ca_key, operator_token_file;
+  bool plaintext = false;
+  bool insecure = false;
+};
+
+int Fail(const absl::Status& status, int code) {
+  std::fprintf(stderr, "benchfleet-coordinator: %s\n", std::string(status.message()).c_str());
+  return code;
+}
+
+absl::StatusOr<std::string> ReadSecretFile(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (contents.str().empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, " is empty"));
+  return contents.str();
+}
+
+// True for 127.0.0.0/8, ::1 and localhost.
+bool IsLoopback(const std::string& listen) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+absl::Status LoadTls(const TlsFlags& flags, const std::string& listen,
+                     benchfleet::coordinator::CoordinatorServerOptions::Tls* tls, std::string* operator_token) {
+  if (flags.plaintext) {
+    if (!flags.cert.empty() || !flags.key.empty() || !flags.client_ca.empty() || !flags.ca_key.empty()) {
+      return absl::InvalidArgumentError("--plaintext and --tls-* / --ca-key exclude each other");
+    }
+    if (!IsLoopback(listen)) {
+      if (!flags.insecure) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "refusing to listen in plaintext on ", listen,
+            ", which is not a loopback address: anyone reaching it could read and write every record. "
+            "Give --tls-cert, --tls-key and --tls-client-ca, or add --insecure if you really mean it"));
+      }
+      for (int i = 0; i < 3; ++i) {
+        Log(absl::StrCat("WARNING: --insecure: plaintext without authentication on ", listen,
+                         "; anyone who can reach this port can read, write and schedule everything"));
+      }
+    }
+  } else {
+    if (flags.insecure) return absl::InvalidArgumentError("--insecure only goes with --plaintext");
+    if (flags.cert.empty() || flags.key.empty() || flags.client_ca.empty()) {
+      return absl::InvalidArgumentError(
+          "TLS needs --tls-cert, --tls-key and --tls-client-ca (`benchfleet-coordinator ca init --out DIR` "
+          "makes them); for a demo on loopback, --plaintext");
+    }
+    auto cert = ReadSecretFile(flags.cert, "--tls-cert");
+    if (!cert.ok()) return cert.status();
+    auto key = ReadSecretFile(flags.key, "--tls-key");
+    if (!key.ok()) return key.status();
+    auto client_ca = ReadSecretFile(flags.client_ca, "--tls-client-ca");
+    if (!client_ca.ok()) return client_ca.status();
+    if (absl::Status s = benchfleet::tls::CheckKeyMatchesCertificate(*key, *cert); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--tls-key does not go with --tls-cert: ", s.message()));
+    }
+    tls->server_cert_pem = std::move(*cert);
+    tls->server_key_pem = std::move(*key);
+    tls->client_ca_pem = std::move(*client_ca);
+    if (!flags.ca_key.empty()) {
+      auto ca_key = ReadSecretFile(flags.ca_key, "--ca-key");
+      if (!ca_key.ok()) return ca_key.status();
+      if (absl::Status s = benchfleet::tls::CheckKeyMatchesCertificate(*ca_key, tls->client_ca_pem); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--ca-key does not go with --tls-client-ca: ", s.message()));
+      }
+      tls->ca_key_pem = std::move(*ca_key);
+    }
+  }
+  if (!flags.operator_token_file.empty()) {
+    auto token = ReadSecretFile(flags.operator_token_file, "--operator-token-file");
+    if (!token.ok()) return token.status();
+    *operator_token = std::string(absl::StripAsciiWhitespace(*token));
+    if (operator_token->size() < 20) {
+      return absl::InvalidArgumentError("--operator-token-file: a token of at least 20 characters is needed");
+    }
+  }
+  return absl::OkStatus();
+}
+
+int InitCa(const std::string& out, const std::vector<std::string>& server_names, int server_days) {
+  benchfleet::tls::FleetCaOptions options;
+  options.out_dir = out;
+  if (!server_names.empty()) options.server_names = server_names;
+  options.server_days = server_days;
+  options.now = absl::Now();
+  auto files = benchfleet::tls::InitFleetCa(options);
+  if (!files.ok()) return Fail(files.status(), kExitFailure);
+  std::printf("fleet CA:            %s\nCA key (keep secret): %s\nserver certificate:  %s\nserver key:          %s\n",
+              files->ca_cert.c_str(), files->ca_key.c_str(), files->server_cert.c_str(), files->server_key.c_str());
+  std::printf("start: benchfleet-coordinator --tls-cert %s --tls-key %s --tls-client-ca %s --ca-key %s\n",
+              files->server_cert.c_str(), files->server_key.c_str(), files->ca_cert.c_str(), files->ca_key.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
 
-  CLI::App app{"benchfleet-coordinator: receives benchmark runs from agents (gRPC) and stores each "
-               "exactly once in PostgreSQL"};
+  CLI::App app{"benchfleet-coordinator: receives benchmark runs from agents (gRPC, TLS) and stores each "
+               "exactly once in PostgreSQL. `benchfleet-coordinator ca init` makes a fleet CA first."};
   std::string listen = "127.0.0.1:7443";
   std::string metrics_listen;
   std::string database_url;
+  std::string database_url_file;
   std::string data_dir = "./benchfleet-data";
   int database_wait_seconds = 30;
   int lease_seconds = 30;
+  TlsFlags tls;
   app.add_option("--listen", listen, "gRPC address, HOST:PORT (port 0: any free port)")
       ->capture_default_str();
   app.add_option("--metrics-listen", metrics_listen,
                  "address for Prometheus' /metrics, HOST:PORT (default: not served)");
+  std::string health_listen;
+  app.add_option("--health-listen", health_listen,
+                 "address of a plaintext gRPC server with grpc.health.v1 only, HOST:PORT, for probes "
+                 "that cannot speak TLS such as Kubernetes' (default: none; the main port serves health too)");
   app.add_option("--database-url", database_url,
-                 "PostgreSQL URL (default: $BENCHFLEET_DATABASE_URL; when neither is set, a "
-                 "private PostgreSQL runs in --data-dir)");
+                 "PostgreSQL URL without a password (default: $BENCHFLEET_DATABASE_URL; when neither "
+                 "is set, a private PostgreSQL runs in --data-dir). A URL with a password goes in "
+                 "--database-url-file or the environment, never on the command line");
+  app.add_option("--database-url-file", database_url_file,
+                 "file holding the PostgreSQL URL (it may hold the password)");
   app.add_option("--data-dir", data_dir,
                  "directory of the private PostgreSQL, used without a database URL")
       ->capture_default_str();
@@ -104,6 +222,34 @@ int main(int argc, char** argv) {
                  "the task is LOST or retried")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400));
+  app.add_option("--tls-cert", tls.cert, "the coordinator's TLS certificate (PEM)");
+  app.add_option("--tls-key", tls.key, "its private key (PEM)");
+  app.add_option("--tls-client-ca", tls.client_ca,
+                 "the fleet CA certificate (PEM): agents' certificates must be signed by it");
+  app.add_option("--ca-key", tls.ca_key,
+                 "the fleet CA's private key (PEM), to sign enrolling agents' certificates "
+                 "(default: enrollment refused)");
+  app.add_option("--operator-token-file", tls.operator_token_file,
+                 "file holding an operator API token, stored (hashed) as the token 'bootstrap'");
+  app.add_flag("--plaintext", tls.plaintext,
+               "no TLS and no authentication: for a demo on a loopback address only");
+  app.add_flag("--insecure", tls.insecure,
+               "with --plaintext, allow a non-loopback address (anyone who reaches the port can "
+               "read and write everything)");
+  CLI::App* ca = app.add_subcommand("ca", "The fleet's certificate authority");
+  CLI::App* ca_init = ca->add_subcommand(
+      "init", "Write a new fleet CA (ca.pem, ca-key.pem) and a server certificate (server.pem, "
+              "server-key.pem) into --out; never overwrites an existing CA");
+  std::string ca_out;
+  std::vector<std::string> server_names;
+  int server_days = 825;
+  ca_init->add_option("--out", ca_out, "directory to write into (created, mode 0700)")->required();
+  ca_init->add_option("--server-name", server_names,
+                      "a DNS name or IP address of the coordinator, repeatable (default: localhost, 127.0.0.1)");
+  ca_init->add_option("--days", server_days, "validity of the server certificate in days")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3650));
+  ca->require_subcommand(1);
   app.set_version_flag("--version", std::string(benchfleet::kVersion));
   try {
     app.parse(argc, argv);
@@ -111,9 +257,29 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }
+  if (ca_init->parsed()) return InitCa(ca_out, server_names, server_days);
+
+  if (!database_url.empty() && benchfleet::coordinator::DatabaseUrlHasPassword(database_url)) {
+    std::fprintf(stderr,
+                 "benchfleet-coordinator: --database-url holds a password, which any user can read "
+                 "in the process list: put the URL in --database-url-file or BENCHFLEET_DATABASE_URL\n");
+    return kExitUsage;
+  }
+  if (!database_url_file.empty()) {
+    if (!database_url.empty()) {
+      std::fprintf(stderr, "benchfleet-coordinator: give --database-url or --database-url-file, not both\n");
+      return kExitUsage;
+    }
+    auto url = ReadSecretFile(database_url_file, "--database-url-file");
+    if (!url.ok()) return Fail(url.status(), kExitUsage);
+    database_url = std::string(absl::StripAsciiWhitespace(*url));
+  }
   if (database_url.empty()) {
     if (const char* env = std::getenv("BENCHFLEET_DATABASE_URL"); env != nullptr) database_url = env;
   }
+  benchfleet::coordinator::CoordinatorServerOptions::Tls server_tls;
+  std::string bootstrap_token;
+  if (absl::Status s = LoadTls(tls, listen, &server_tls, &bootstrap_token); !s.ok()) return Fail(s, kExitUsage);
 
   // A database host that drops packets would otherwise hold a connection attempt (and the stream
   // waiting on it) for minutes; an operator's own PGCONNECT_TIMEOUT wins.
@@ -150,7 +316,10 @@ int main(int argc, char** argv) {
   options.listen_address = listen;
   options.database_url = database_url;
   options.metrics_listen_address = metrics_listen;
+  options.health_listen_address = health_listen;
   options.lease = absl::Seconds(lease_seconds);
+  options.tls = std::move(server_tls);
+  options.bootstrap_operator_token = std::move(bootstrap_token);
   benchfleet::coordinator::CoordinatorServer server(options);
   absl::Status status = server.Start();
   if (!status.ok()) {
@@ -160,7 +329,8 @@ int main(int argc, char** argv) {
   if (server.metrics_port() != 0) {
     Log(absl::StrCat("metrics on port ", server.metrics_port(), " (/metrics)"));
   }
-  std::fprintf(stderr, "benchfleet-coordinator listening on %s\n", server.address().c_str());
+  std::fprintf(stderr, "benchfleet-coordinator listening on %s (%s)\n", server.address().c_str(),
+               tls.plaintext ? "plaintext, no authentication" : "TLS, client certificates and API tokens");
   std::fflush(stderr);
 
   const char* signal_name = signals.Wait();

@@ -1,5 +1,7 @@
 #include "coordinator/server.h"
 
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
@@ -10,10 +12,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchfleet/v1/admin.grpc.pb.h"
+#include "benchfleet/v1/auth.grpc.pb.h"
 #include "benchfleet/v1/fleet.grpc.pb.h"
 #include "benchfleet/v1/gateway.grpc.pb.h"
 #include "common/hashing.h"
 #include "coordinator/admin/admin_service.h"
+#include "coordinator/auth/auth_admin.h"
+#include "coordinator/auth/authorizer.h"
+#include "coordinator/auth/enrollment_service.h"
 #include "coordinator/admin/fleet_service.h"
 #include "coordinator/ingest/agent_gateway_service.h"
 #include "coordinator/ingest/connected_agents.h"
@@ -25,8 +31,22 @@
 #include "coordinator/store/pg_fleet_store.h"
 #include "coordinator/store/pg_notify_listener.h"
 #include "coordinator/store/pg_run_store.h"
+#include "coordinator/store/auth_store.h"
 
 namespace benchfleet::coordinator {
+namespace {
+
+std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const CoordinatorServerOptions::Tls& tls) {
+  if (tls.server_cert_pem.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  // Requested, verified when presented, required per method by the Authorizer: enrollment and
+  // health probes come without one.
+  ssl.pem_root_certs = tls.client_ca_pem;
+  ssl.pem_key_cert_pairs.push_back({tls.server_key_pem, tls.server_cert_pem});
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
 
 CoordinatorServer::CoordinatorServer(CoordinatorServerOptions options)
     : options_(std::move(options)), metrics_(std::make_unique<PrometheusMetrics>()) {}
@@ -62,23 +82,41 @@ absl::Status CoordinatorServer::Start() {
   scheduler_options.metrics = metrics_.get();
   scheduler_ = std::make_unique<Scheduler>(fleet_store_.get(), scheduler_options);
   agents_ = std::make_unique<ConnectedAgents>();
+  auth_store_ = NewPgAuthStore(options_.database_url);
+  const bool enforce = !options_.tls.server_cert_pem.empty();
+  authorizer_ = std::make_unique<Authorizer>(auth_store_.get(), options_.clock, enforce);
+  auth_admin_ = std::make_unique<AuthAdmin>(auth_store_.get(), options_.clock,
+                                            CaKeyPair{options_.tls.client_ca_pem, options_.tls.ca_key_pem});
+  if (!options_.bootstrap_operator_token.empty()) {
+    absl::Status seeded = auth_store_->PutApiToken(ApiToken{"bootstrap", v1::ROLE_OPERATOR},
+                                                   Sha256Hex(options_.bootstrap_operator_token), "local",
+                                                   options_.clock->Now());
+    if (!seeded.ok()) return seeded;
+  }
   committer_ =
       std::make_unique<GroupCommitter>(store_.get(), options_.clock, metrics_.get(), options_.commit);
   committer_->Start();
   gateway_ = std::make_unique<AgentGatewayService>(store_.get(), committer_.get(), agents_.get(),
-                                                   metrics_.get(), options_.clock, scheduler_.get());
-  admin_ = std::make_unique<AdminService>(store_.get(), agents_.get(), scheduler_.get());
-  fleet_ = std::make_unique<FleetService>(scheduler_.get());
+                                                   metrics_.get(), options_.clock, scheduler_.get(),
+                                                   authorizer_.get());
+  admin_ = std::make_unique<AdminService>(
+      store_.get(), agents_.get(), scheduler_.get(), authorizer_.get(), auth_admin_.get(), auth_store_.get(),
+      [this](const std::string& agent_id) { return gateway_->CloseStreamsOf(agent_id); });
+  fleet_ = std::make_unique<FleetService>(scheduler_.get(), authorizer_.get());
+  enrollment_ = std::make_unique<EnrollmentService>(auth_admin_.get(), authorizer_.get());
   started_ = true;  // from here on, Shutdown() has something to stop
 
+  // grpc.health.v1.Health, SERVING while the server runs (kubelet and load-balancer probes).
+  grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options_.listen_address, grpc::InsecureServerCredentials(), &port_);
+  builder.AddListeningPort(options_.listen_address, ServerCredentials(options_.tls), &port_);
   builder.RegisterService(gateway_.get());
   builder.RegisterService(admin_.get());
   builder.RegisterService(fleet_.get());
+  builder.RegisterService(enrollment_.get());
   // Every method of the services above is counted, at 0 from now on.
-  metrics_->RpcMethodsServed(MethodsOfServices(
-      {v1::AgentGateway::service_full_name(), v1::Admin::service_full_name(), v1::Fleet::service_full_name()}));
+  metrics_->RpcMethodsServed(MethodsOfServices({v1::AgentGateway::service_full_name(), v1::Admin::service_full_name(),
+                                                v1::Fleet::service_full_name(), v1::Enrollment::service_full_name()}));
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   // The agents' stream counts itself (AgentGatewayService::Connect): see the interceptor's header.
   interceptors.push_back(
@@ -99,6 +137,25 @@ absl::Status CoordinatorServer::Start() {
         absl::StrCat("cannot listen on ", options_.listen_address,
                      " (address in use or not valid; give HOST:PORT)"));
   }
+
+  if (!options_.health_listen_address.empty()) {
+    // Only the health service (the default one every server gets): nothing else is reachable here.
+    grpc::ServerBuilder health;
+    health_only_ = std::make_unique<grpc::CallbackGenericService>();
+    health.RegisterCallbackGenericService(health_only_.get());
+    health.AddListeningPort(options_.health_listen_address, grpc::InsecureServerCredentials(), &health_port_);
+    health_server_ = health.BuildAndStart();
+    if (health_server_ == nullptr || health_port_ == 0) {
+      Shutdown();
+      return absl::InvalidArgumentError(absl::StrCat("cannot listen on ", options_.health_listen_address,
+                                                     " for health checks (address in use or not valid)"));
+    }
+  }
+
+  auth_listener_ = std::make_unique<PgNotifyListener>(
+      options_.database_url, kAuthChannel,
+      [this](const std::string& agent_id) { gateway_->CloseStreamsOf(agent_id); });
+  auth_listener_->Start();
 
   if (!options_.metrics_listen_address.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
@@ -189,11 +246,20 @@ void CoordinatorServer::Shutdown() {
   // commits and queues its Acks; the streams get a moment to write them and are cancelled;
   // only then does the listener go.
   StopTicking();
+  if (auth_listener_ != nullptr) auth_listener_->Stop();
+  for (grpc::Server* server : {grpc_server_.get(), health_server_.get()}) {
+    if (server != nullptr && server->GetHealthCheckService() != nullptr) server->GetHealthCheckService()->Shutdown();
+  }
   committer_->Stop();
   gateway_->Shutdown(absl::Seconds(2));
   if (grpc_server_ != nullptr) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     grpc_server_->Wait();
+  }
+  if (health_server_ != nullptr) {
+    health_server_->Shutdown(std::chrono::system_clock::now());
+    health_server_->Wait();
+    health_server_.reset();
   }
   metrics_endpoint_.reset();
 }

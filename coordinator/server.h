@@ -21,6 +21,7 @@
 #include "coordinator/ingest/group_committer.h"
 
 namespace grpc {
+class CallbackGenericService;
 class Server;
 }
 
@@ -28,6 +29,10 @@ namespace benchfleet::coordinator {
 
 class AdminService;
 class AgentGatewayService;
+class AuthAdmin;
+class AuthStore;
+class Authorizer;
+class EnrollmentService;
 class ConnectedAgents;
 class FleetService;
 class FleetStore;
@@ -74,6 +79,23 @@ struct CoordinatorServerOptions {
   int max_message_bytes = 64 << 20;
 
   GroupCommitterOptions commit;
+
+  // TLS and who may call what (coordinator/auth/README.md). All PEM contents, not paths.
+  // server_cert_pem empty: plaintext and no authentication (the demo, most tests); the
+  // command-line program allows that only on loopback unless --insecure.
+  struct Tls {
+    std::string server_cert_pem;
+    std::string server_key_pem;
+    std::string client_ca_pem;  // the fleet CA: agents' certificates are verified against it
+    std::string ca_key_pem;     // signs enrollment CSRs; empty: Enroll is refused
+  } tls;
+
+  // HOST:PORT of a plaintext gRPC server that serves grpc.health.v1 only (nothing else), for
+  // probes that cannot speak TLS (Kubernetes' grpc probes); empty: none.
+  std::string health_listen_address;
+
+  // Stored (its SHA-256) as the operator token named "bootstrap" at Start; empty: none.
+  std::string bootstrap_operator_token;
 };
 
 class CoordinatorServer {
@@ -92,6 +114,9 @@ class CoordinatorServer {
 
   // "HOST:PORT" of the gRPC listener with the real port, e.g. "127.0.0.1:40123".
   std::string address() const;
+
+  // The port of the plaintext health server (0 when not served).
+  int health_port() const { return health_port_; }
 
   // The port of /metrics (0 when not served).
   int metrics_port() const;
@@ -139,7 +164,18 @@ class CoordinatorServer {
   std::unique_ptr<AgentGatewayService> gateway_;
   std::unique_ptr<AdminService> admin_;
   std::unique_ptr<FleetService> fleet_;
+  std::unique_ptr<AuthStore> auth_store_;
+  std::unique_ptr<Authorizer> authorizer_;
+  std::unique_ptr<AuthAdmin> auth_admin_;
+  std::unique_ptr<EnrollmentService> enrollment_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  std::unique_ptr<grpc::Server> health_server_;  // health_listen_address
+  // Answers every other method on the health port UNIMPLEMENTED (and gives that server the
+  // callback queue a server with no service of its own needs).
+  std::unique_ptr<grpc::CallbackGenericService> health_only_;
+  int health_port_ = 0;
+  // Closes a revoked agent's streams when any coordinator revokes it (NOTIFY benchfleet_auth).
+  std::unique_ptr<PgNotifyListener> auth_listener_;
 
   std::unique_ptr<PgNotifyListener> notify_listener_;
   std::thread tick_thread_;

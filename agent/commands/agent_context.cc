@@ -42,14 +42,31 @@ std::string ResolveCoordinator(const std::string& flag, const AgentConfig& confi
   return flag.empty() ? config.coordinator : flag;
 }
 
-absl::Status CheckTokenFile(Env* env, const std::string& path) {
-  if (path.empty()) return absl::OkStatus();
-  auto token = env->ReadFile(path);
-  if (!token.ok()) {
-    return absl::Status(token.status().code(),
-                        absl::StrCat("token file (--token-file / BENCHFLEET_TOKEN_FILE): ", token.status().message()));
+absl::StatusOr<ChannelSecurity> ResolveChannelSecurity(Env* env, const AgentConfig& config,
+                                                       const std::string& state_dir, const std::string& ca_flag,
+                                                       const std::string& coordinator) {
+  ChannelSecurity security;
+  security.allow_plaintext_off_loopback = config.plaintext;
+  const std::string tls_dir = JoinPath(state_dir, kTlsDirName);
+  std::string ca_path = !ca_flag.empty() ? ca_flag : config.ca_cert;
+  if (ca_path.empty() && env->FileExists(JoinPath(tls_dir, kFleetCaFile))) ca_path = JoinPath(tls_dir, kFleetCaFile);
+  if (!ca_path.empty()) {
+    auto ca = ReadCredentialFile(ca_path, "the fleet CA certificate (--ca-cert / ca_cert:)");
+    if (!ca.ok()) return ca.status();
+    security.ca_cert_pem = std::move(*ca);
+    const std::string cert_path = JoinPath(tls_dir, kAgentCertFile);
+    const std::string key_path = JoinPath(tls_dir, kAgentKeyFile);
+    if (env->FileExists(cert_path) && env->FileExists(key_path)) {
+      auto cert = ReadCredentialFile(cert_path, "the agent certificate");
+      if (!cert.ok()) return cert.status();
+      auto key = ReadCredentialFile(key_path, "the agent key");
+      if (!key.ok()) return key.status();
+      security.cert_pem = std::move(*cert);
+      security.key_pem = std::move(*key);
+    }
   }
-  return absl::OkStatus();
+  if (auto credentials = MakeChannelCredentials(coordinator, security); !credentials.ok()) return credentials.status();
+  return security;
 }
 
 absl::StatusOr<AgentSetup> SetUpAgent(Env* env, const AgentConfig& config, const std::string& state_dir_flag) {
@@ -67,17 +84,26 @@ absl::StatusOr<AgentSetup> SetUpAgent(Env* env, const AgentConfig& config, const
   return setup;
 }
 
-UplinkOptions MakeUplinkOptions(const AgentSetup& setup, const std::string& coordinator,
-                                const std::string& token_file) {
+absl::StatusOr<UplinkOptions> MakeUplinkOptions(const AgentSetup& setup, const std::string& coordinator,
+                                                const ChannelSecurity& security) {
   UplinkOptions options;
   options.target = coordinator;
   options.agent_id = setup.agent_id;
   options.conditions = setup.conditions;
-  options.token_file = token_file;
+  auto credentials = MakeChannelCredentials(coordinator, security);
+  if (!credentials.ok()) return credentials.status();
+  options.credentials = std::move(*credentials);
   options.log = [](std::string_view line) {
     std::fprintf(stderr, "uplink: %.*s\n", static_cast<int>(line.size()), line.data());
   };
   return options;
+}
+
+absl::StatusOr<UplinkOptions> MakeUplinkOptionsFor(Env* env, const AgentConfig& config, const AgentSetup& setup,
+                                                   const std::string& coordinator, const std::string& ca_flag) {
+  auto security = ResolveChannelSecurity(env, config, setup.state_dir, ca_flag, coordinator);
+  if (!security.ok()) return security.status();
+  return MakeUplinkOptions(setup, coordinator, *security);
 }
 
 void PrintError(std::string_view command, const absl::Status& status) {

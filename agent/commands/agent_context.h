@@ -1,5 +1,5 @@
 // What every benchfleet-agent command resolves the same way: agent.yaml, the state directory,
-// the coordinator address, the token file, and printing. Used by main.cc's commands only;
+// the coordinator address, how to reach it (TLS), and printing. Used by main.cc's commands only;
 // not thread-safe (called at start-up).
 #ifndef BENCHFLEET_AGENT_COMMANDS_AGENT_CONTEXT_H_
 #define BENCHFLEET_AGENT_COMMANDS_AGENT_CONTEXT_H_
@@ -17,6 +17,7 @@
 #include "agent/uplink/uplink.h"
 #include "benchfleet/v1/conditions.pb.h"
 #include "common/env.h"
+#include "common/grpc_channel.h"
 
 namespace benchfleet::agent {
 
@@ -39,8 +40,19 @@ std::string ResolveStateDir(const std::string& flag, const AgentConfig& config);
 // coordinator of the config; empty when none is given.
 std::string ResolveCoordinator(const std::string& flag, const AgentConfig& config);
 
-// Checks that the token file, when one is named, can be read (it is sent once TLS is there).
-absl::Status CheckTokenFile(Env* env, const std::string& path);
+// Where an enrolled agent keeps its certificate, key and the fleet CA: <state_dir>/tls/.
+inline constexpr char kTlsDirName[] = "tls";
+inline constexpr char kAgentCertFile[] = "agent.pem";
+inline constexpr char kAgentKeyFile[] = "agent-key.pem";
+inline constexpr char kFleetCaFile[] = "ca.pem";
+
+// How this agent reaches `coordinator`: the CA from ca_flag, else ca_cert of the config, else
+// <state_dir>/tls/ca.pem once enrolled; the client certificate from <state_dir>/tls/ when there.
+// INVALID_ARGUMENT (with what to give) when the coordinator is not on loopback and there is no CA
+// and the config does not say `plaintext: true`.
+absl::StatusOr<ChannelSecurity> ResolveChannelSecurity(Env* env, const AgentConfig& config,
+                                                       const std::string& state_dir, const std::string& ca_flag,
+                                                       const std::string& coordinator);
 
 // Who this agent is, where it keeps its state, and what it measures under.
 struct AgentSetup {
@@ -53,9 +65,20 @@ struct AgentSetup {
 // the config's labels.
 absl::StatusOr<AgentSetup> SetUpAgent(Env* env, const AgentConfig& config, const std::string& state_dir_flag);
 
-// Returns uplink options for this agent and coordinator, logging to stderr.
-UplinkOptions MakeUplinkOptions(const AgentSetup& setup, const std::string& coordinator,
-                                const std::string& token_file);
+// Returns uplink options for this agent and coordinator, logging to stderr; the credentials
+// from ResolveChannelSecurity. INVALID_ARGUMENT when they cannot be made.
+absl::StatusOr<UplinkOptions> MakeUplinkOptions(const AgentSetup& setup, const std::string& coordinator,
+                                                const ChannelSecurity& security);
+
+// Enrolls this agent (agent/uplink/enrollment.h): the CA from ca_flag or ca_cert of the config,
+// the token from token_file or $BENCHFLEET_ENROLL_TOKEN. INVALID_ARGUMENT for what is missing.
+absl::Status EnrollThisAgent(Env* env, const AgentConfig& config, const std::string& state_dir,
+                             const std::string& coordinator, const std::string& ca_flag,
+                             const std::string& token_file);
+
+// ResolveChannelSecurity, then MakeUplinkOptions.
+absl::StatusOr<UplinkOptions> MakeUplinkOptionsFor(Env* env, const AgentConfig& config, const AgentSetup& setup,
+                                                   const std::string& coordinator, const std::string& ca_flag);
 
 // The device monitor and sampler that watch a command's timed runs, kept alive for the whole
 // series (or, in serve, for every task). watcher() is nullptr when nothing is sampled.

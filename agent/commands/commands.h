@@ -18,13 +18,15 @@ struct ServeFlags {
   std::string config;
   std::string coordinator;
   std::string state_dir;
-  std::string token_file;
+  std::string ca_cert;  // the fleet CA (--ca-cert, BENCHFLEET_CA_CERT); else ca_cert: of agent.yaml
   double send_rate = 0;
   bool exit_when_drained = false;
   // HOST:PORT for the agent's own /metrics; empty: metrics_listen of agent.yaml, else not served.
   std::string metrics_listen;
   // "auto", "off" or "with_cpu_load"; empty: device_sampling of agent.yaml.
   std::string device_sampling;
+  // Enrolls first when the state directory holds no certificate yet.
+  std::string enroll_token_file;
 };
 int RunServeCommand(const ServeFlags& flags);
 
@@ -35,7 +37,7 @@ struct SimulateFlags {
   std::string config;
   std::string state_dir;
   std::string coordinator;
-  std::string token_file;
+  std::string ca_cert;  // the fleet CA (--ca-cert, BENCHFLEET_CA_CERT); else ca_cert: of agent.yaml
   double timeout_seconds = 300;
   int connect_attempts = 5;
 };
@@ -46,7 +48,7 @@ struct ImportFlags {
   std::string coordinator;
   std::string config;
   std::string state_dir;
-  std::string token_file;
+  std::string ca_cert;  // the fleet CA (--ca-cert, BENCHFLEET_CA_CERT); else ca_cert: of agent.yaml
   double timeout_seconds = 300;
   int connect_attempts = 5;
 };
@@ -58,13 +60,22 @@ struct RunFlags {
   std::string config;
   std::string state_dir;
   std::string coordinator;
-  std::string token_file;
+  std::string ca_cert;  // the fleet CA (--ca-cert, BENCHFLEET_CA_CERT); else ca_cert: of agent.yaml
   double timeout_seconds = 300;
   int connect_attempts = 5;
   // "auto", "off" or "with_cpu_load"; empty: device_sampling of agent.yaml.
   std::string device_sampling;
 };
 int RunRunCommand(const RunFlags& flags);
+
+struct EnrollFlags {
+  std::string config;
+  std::string coordinator;
+  std::string state_dir;
+  std::string ca_cert;
+  std::string token_file;  // else $BENCHFLEET_ENROLL_TOKEN
+};
+int RunEnrollCommand(const EnrollFlags& flags);
 
 }  // namespace benchfleet::agent
 

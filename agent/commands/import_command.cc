@@ -25,10 +25,6 @@ int RunImportCommand(const ImportFlags& flags) {
                              "no coordinator: pass --coordinator, set BENCHFLEET_COORDINATOR or coordinator: in agent.yaml"));
     return kExitBadInput;
   }
-  if (auto s = CheckTokenFile(env, flags.token_file); !s.ok()) {
-    PrintError("import", s);
-    return kExitBadInput;
-  }
 
   // Read everything first: a bad file stops the import before anything is sent.
   MemoryRecordQueue queue;
@@ -62,7 +58,12 @@ int RunImportCommand(const ImportFlags& flags) {
     PrintError("import", setup.status());
     return kExitFailed;
   }
-  UplinkOptions options = MakeUplinkOptions(*setup, coordinator, flags.token_file);
+  auto options_or = MakeUplinkOptionsFor(env, *config, *setup, coordinator, flags.ca_cert);
+  if (!options_or.ok()) {
+    PrintError("import", options_or.status());
+    return kExitBadInput;
+  }
+  UplinkOptions options = std::move(*options_or);
   options.max_connect_failures = flags.connect_attempts;
   Uplink uplink(std::move(options), &queue);
   if (auto s = uplink.Start(); !s.ok()) {

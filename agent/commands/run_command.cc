@@ -70,7 +70,6 @@ int RunRunCommand(const RunFlags& flags) {
   if (!config.ok()) return Fail(config.status(), kExitBadInput);
   auto sampling_mode = ResolveDeviceSampling(flags.device_sampling, *config);
   if (!sampling_mode.ok()) return Fail(sampling_mode.status(), kExitBadInput);
-  if (auto s = CheckTokenFile(env, flags.token_file); !s.ok()) return Fail(s, kExitBadInput);
   const AllowList allow(*config);
   if (auto s = allow.CheckBackend(spec->backend); !s.ok()) return Fail(s, kExitBadInput);
   auto factory = FindBackend(spec->backend);
@@ -108,6 +107,12 @@ int RunRunCommand(const RunFlags& flags) {
   const std::string coordinator = ResolveCoordinator(flags.coordinator, *config);
   auto setup = SetUpAgent(env, *config, flags.state_dir);
   if (!setup.ok()) return Fail(setup.status(), kExitFailed);
+  ChannelSecurity security;
+  if (!coordinator.empty()) {
+    auto resolved = ResolveChannelSecurity(env, *config, setup->state_dir, flags.ca_cert, coordinator);
+    if (!resolved.ok()) return Fail(resolved.status(), kExitBadInput);
+    security = std::move(*resolved);
+  }
 
   // Declared before the runner and the uplink, which use it.
   std::unique_ptr<Outbox> outbox;
@@ -137,7 +142,9 @@ int RunRunCommand(const RunFlags& flags) {
     options.on_conditions = [&](const v1::MachineConditions& conditions) -> absl::Status {
       AgentSetup final_setup = *setup;
       final_setup.conditions = conditions;
-      UplinkOptions uplink_options = MakeUplinkOptions(final_setup, coordinator, flags.token_file);
+      auto made = MakeUplinkOptions(final_setup, coordinator, security);
+      if (!made.ok()) return made.status();
+      UplinkOptions uplink_options = std::move(*made);
       uplink_options.max_connect_failures = flags.connect_attempts;
       uplink = std::make_unique<Uplink>(std::move(uplink_options), outbox.get());
       absl::Status started = uplink->Start();

@@ -47,10 +47,6 @@ int RunServeCommand(const ServeFlags& flags) {
     PrintError("serve", absl::InvalidArgumentError("--send-rate must be >= 0 records/s"));
     return kExitBadInput;
   }
-  if (auto s = CheckTokenFile(env, flags.token_file); !s.ok()) {
-    PrintError("serve", s);
-    return kExitBadInput;
-  }
   auto sampling_mode = ResolveDeviceSampling(flags.device_sampling, *config);
   if (!sampling_mode.ok()) {
     PrintError("serve", sampling_mode.status());
@@ -69,6 +65,15 @@ int RunServeCommand(const ServeFlags& flags) {
   if (!setup.ok()) {
     PrintError("serve", setup.status());
     return kExitFailed;
+  }
+  if (!flags.enroll_token_file.empty() &&
+      !env->FileExists(JoinPath(JoinPath(setup->state_dir, kTlsDirName), kAgentCertFile))) {
+    absl::Status enrolled = EnrollThisAgent(env, *config, setup->state_dir, coordinator, flags.ca_cert,
+                                            flags.enroll_token_file);
+    if (!enrolled.ok()) {
+      PrintError("serve", enrolled);
+      return absl::IsInvalidArgument(enrolled) || absl::IsNotFound(enrolled) ? kExitBadInput : kExitFailed;
+    }
   }
   auto outbox = Outbox::Open(env, JoinPath(setup->state_dir, "outbox"));
   if (!outbox.ok()) {
@@ -124,7 +129,12 @@ int RunServeCommand(const ServeFlags& flags) {
   task_options.metrics = metrics.get();
   TaskExecutor executor(std::move(task_options));
 
-  UplinkOptions options = MakeUplinkOptions(*setup, coordinator, flags.token_file);
+  auto options_or = MakeUplinkOptionsFor(env, *config, *setup, coordinator, flags.ca_cert);
+  if (!options_or.ok()) {
+    PrintError("serve", options_or.status());
+    return kExitBadInput;
+  }
+  UplinkOptions options = std::move(*options_or);
   options.send_rate = flags.send_rate;
   options.metrics = metrics.get();
   options.on_assign_task = [&executor](const v1::TaskAssignment& assignment) { executor.Assign(assignment); };

@@ -31,10 +31,6 @@ int RunSimulateCommand(const SimulateFlags& flags) {
     PrintError("simulate", config.status());
     return kExitBadInput;
   }
-  if (auto s = CheckTokenFile(env, flags.token_file); !s.ok()) {
-    PrintError("simulate", s);
-    return kExitBadInput;
-  }
   const std::string coordinator = ResolveCoordinator(flags.coordinator, *config);
   auto setup = SetUpAgent(env, *config, flags.state_dir);
   if (!setup.ok()) {
@@ -89,7 +85,12 @@ int RunSimulateCommand(const SimulateFlags& flags) {
     return kExitOk;
   }
 
-  UplinkOptions uplink_options = MakeUplinkOptions(*setup, coordinator, flags.token_file);
+  auto uplink_options_or = MakeUplinkOptionsFor(env, *config, *setup, coordinator, flags.ca_cert);
+  if (!uplink_options_or.ok()) {
+    PrintError("simulate", uplink_options_or.status());
+    return kExitBadInput;
+  }
+  UplinkOptions uplink_options = std::move(*uplink_options_or);
   uplink_options.max_connect_failures = flags.connect_attempts;
   Uplink uplink(std::move(uplink_options), outbox->get());
   if (auto s = uplink.Start(); !s.ok()) {

@@ -15,7 +15,8 @@
 namespace benchfleet::agent {
 namespace {
 
-constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "metrics_listen", "device_sampling", "labels", "allow"};
+constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "metrics_listen", "device_sampling", "labels",
+                                     "allow",       "ca_cert",   "plaintext"};
 constexpr const char* kAllowKeys[] = {"backends", "executables", "model_dirs", "urls", "workflow_dirs", "commands"};
 constexpr const char* kCommandKeys[] = {"argv", "env"};
 
@@ -108,6 +109,17 @@ absl::StatusOr<AgentConfig> Parse(const YAML::Node& root, std::string_view sourc
     auto sampling = ParseDeviceSampling(*value);
     if (!sampling.ok()) return error(node, absl::StrCat("device_sampling: ", sampling.status().message()));
     config.device_sampling = *sampling;
+  }
+  if (const YAML::Node node = root["ca_cert"]; node && !node.IsNull()) {
+    auto value = ScalarString(node, "ca_cert", error);
+    if (!value.ok()) return value.status();
+    config.ca_cert = *value;
+  }
+  if (const YAML::Node node = root["plaintext"]; node && !node.IsNull()) {
+    if (!node.IsScalar() || (node.Scalar() != "true" && node.Scalar() != "false")) {
+      return error(node, "plaintext must be true or false");
+    }
+    config.plaintext = node.Scalar() == "true";
   }
   if (const YAML::Node node = root["labels"]; node && !node.IsNull()) {
     if (!node.IsMap()) return error(node, "labels must be a map of name: value");

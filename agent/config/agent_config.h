@@ -25,8 +25,9 @@ struct CommandTemplate {
   std::vector<std::string> env;
 };
 
-// The placeholders a command template may hold.
-inline constexpr const char* kCommandPlaceholders[] = {"{config}", "{prompts}", "{output}"};
+// The placeholders a command template may hold; {container} is a fresh name the agent gives each
+// run's container (docker run --name {container} ...), whose memory it then reads from docker stats.
+inline constexpr const char* kCommandPlaceholders[] = {"{config}", "{prompts}", "{output}", "{container}"};
 
 // What the agent may touch on behalf of a coordinator. Empty lists allow nothing.
 struct AllowConfig {
@@ -62,6 +63,11 @@ struct AgentConfig {
   AllowConfig allow;
   // device_sampling; the --device-sampling flag of run and serve overrides it.
   DeviceSampling device_sampling = DeviceSampling::kAuto;
+  // ca_cert: the fleet CA certificate that verifies the coordinator (--ca-cert overrides it);
+  // empty: <state_dir>/tls/ca.pem once enrolled, else plaintext to a loopback coordinator only.
+  std::string ca_cert;
+  // plaintext: true allows plaintext to a non-loopback coordinator (one run with --insecure).
+  bool plaintext = false;
 };
 
 // Parses agent.yaml text. source names it in error messages ("FILE:LINE: ...").

@@ -55,6 +55,10 @@ std::optional<ProcessTimes> ParseProcessTimes(std::string_view stat) {
 HostLoadMonitor::HostLoadMonitor(Env* env, Clock* clock, int64_t self, std::string root, double min_cpu_percent)
     : env_(env), clock_(clock), self_(self), root_(std::move(root)), min_cpu_percent_(min_cpu_percent) {}
 
+// macOS: host_load_macos.cc.
+#if !defined(__APPLE__)
+std::string HostLoadMonitor::memory_source() const { return "/proc/stat"; }
+
 absl::StatusOr<DeviceReading> HostLoadMonitor::Read() {
   auto stat = env_->ReadFile(root_ + "/proc/stat");
   if (!stat.ok()) return stat.status();
@@ -104,5 +108,7 @@ absl::StatusOr<DeviceReading> HostLoadMonitor::Read() {
   reading.at = clock_->Monotonic();
   return reading;
 }
+
+#endif  // !__APPLE__
 
 }  // namespace benchfleet::agent

@@ -1,7 +1,10 @@
 // HostLoadMonitor: the CPU host's own "device": how busy the CPUs were between two readings
-// (/proc/stat) and which processes outside the agent's tree used CPU meanwhile (/proc/PID/stat),
-// so a run on a CPU host is flagged CONTENDED the way a GPU run is (device_sampler.h). Linux
-// only (reads /proc through the Env, under a root for tests). Used from one thread at a time.
+// and which processes outside the agent's tree used CPU meanwhile, so a run on a CPU host is
+// flagged CONTENDED the way a GPU run is (device_sampler.h). One interface, the implementation
+// chosen at compile time: Linux reads /proc/stat and /proc/PID/stat through the Env, under a root
+// for tests (host_load.cc); macOS, without /proc, host_statistics(HOST_CPU_LOAD_INFO),
+// proc_listallpids, proc_pidinfo and proc_pid_rusage (host_load_macos.cc: not compiled or run on
+// the Linux build machine, see README.md here). Used from one thread at a time.
 #ifndef BENCHFLEET_AGENT_PLATFORM_HOST_LOAD_H_
 #define BENCHFLEET_AGENT_PLATFORM_HOST_LOAD_H_
 
@@ -44,7 +47,7 @@ class HostLoadMonitor : public DeviceMonitor {
 
   // The first reading has no interval yet: no utilisation and no process.
   absl::StatusOr<DeviceReading> Read() override;
-  std::string memory_source() const override { return "/proc/stat"; }
+  std::string memory_source() const override;  // Linux "/proc/stat"; macOS "host_statistics(HOST_CPU_LOAD_INFO)"
   std::string vendor() const override { return "cpu"; }
 
  private:
@@ -54,7 +57,8 @@ class HostLoadMonitor : public DeviceMonitor {
   std::string root_;
   double min_cpu_percent_;
   std::optional<CpuTimes> last_cpu_;
-  std::map<int64_t, uint64_t> last_ticks_;  // pid -> utime + stime at the last reading
+  std::map<int64_t, uint64_t> last_ticks_;  // pid -> utime + stime at the last reading (macOS: ns)
+  absl::Duration last_at_;                   // macOS: the clock at the last reading
 };
 
 }  // namespace benchfleet::agent

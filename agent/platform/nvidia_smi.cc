@@ -1,6 +1,7 @@
 #include "agent/platform/nvidia_smi.h"
 
 #include <cmath>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -114,7 +115,10 @@ absl::StatusOr<std::vector<DeviceProcess>> ParseNvidiaComputeApps(std::string_vi
     if (absl::StrContains(line, "No running processes found")) continue;
     std::vector<std::string> row = SplitCsvFields(line);
     std::optional<double> pid = row.empty() ? std::nullopt : ParseNumber(row[0]);
-    if (row.size() != 3 || !pid.has_value() || *pid < 0 || std::floor(*pid) != *pid) {
+    // A pid is a pid_t: a larger number (or one beyond int64_t, whose conversion is undefined) is
+    // not one.
+    if (row.size() != 3 || !pid.has_value() || *pid < 0 || std::floor(*pid) != *pid ||
+        *pid > std::numeric_limits<int32_t>::max()) {
       return absl::InvalidArgumentError(absl::StrCat("nvidia-smi --query-compute-apps line ", line_number,
                                                      " is not 'pid, process_name, used_memory': '",
                                                      line.substr(0, 120), "'"));
@@ -138,8 +142,10 @@ void FillAccelerator(const NvidiaGpuInfo& gpu, v1::Accelerator* accelerator) {
   if (!gpu.uuid.empty()) attributes["uuid"] = gpu.uuid;
   if (!gpu.pci_bus_id.empty()) attributes["pci_bus_id"] = gpu.pci_bus_id;
   if (!gpu.vbios.empty()) attributes["vbios"] = gpu.vbios;
+  // Whole numbers print without decimals; beyond 10^15 the int64_t conversion could be undefined.
   auto number = [](double value) {
-    return value == std::floor(value) ? absl::StrCat(static_cast<int64_t>(value)) : absl::StrCat(value);
+    return std::abs(value) < 1e15 && value == std::floor(value) ? absl::StrCat(static_cast<int64_t>(value))
+                                                                : absl::StrCat(value);
   };
   if (gpu.power_limit_watts) attributes["power_limit_watts"] = number(*gpu.power_limit_watts);
   if (gpu.max_sm_clock_mhz) attributes["max_sm_clock_mhz"] = number(*gpu.max_sm_clock_mhz);

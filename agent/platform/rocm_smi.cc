@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/platform/amd_smi.h"
 #include "agent/platform/tool_values.h"
 #include "common/string_views.h"
 #include "nlohmann/json.hpp"
@@ -124,7 +125,10 @@ absl::StatusOr<std::vector<DeviceProcess>> ParseRocmSmiPids(std::string_view tex
     process.pid = pid;
     process.name = fields.empty() ? "" : fields[0];
     if (fields.size() >= 3) {
-      if (auto bytes = ParseNumber(fields[2]); bytes && *bytes >= 0) process.used_bytes = static_cast<uint64_t>(*bytes);
+      // Beyond uint64_t the conversion would be undefined: such a figure is none.
+      if (auto bytes = ParseNumber(fields[2]); bytes && *bytes >= 0 && *bytes < 0x1p64) {
+        process.used_bytes = static_cast<uint64_t>(*bytes);
+      }
     }
     processes.push_back(std::move(process));
   }
@@ -138,19 +142,17 @@ absl::StatusOr<std::string> AmdProbe::RunJson(const std::vector<std::string>& ar
   return std::move(output->stdout_text);
 }
 
-absl::Status AmdProbe::Probe(v1::MachineConditions* conditions) {
-  notes_.clear();
+std::string AmdProbe::memory_source() const {
+  if (tool_ == Tool::kAmdSmi) return "amd-smi metric --mem-usage (mem_usage.used_vram)";
+  return "rocm-smi --showmeminfo vram (VRAM Total Used Memory)";
+}
+
+absl::Status AmdProbe::ProbeRocmSmi(v1::MachineConditions* conditions) {
   auto text = RunJson({"rocm-smi", "--showproductname", "--showdriverversion", "--showvbios", "--showmeminfo", "vram",
                        "--json"});
-  if (!text.ok()) {
-    notes_.push_back({"amd", std::string(text.status().message())});
-    return absl::OkStatus();
-  }
+  if (!text.ok()) return text.status();
   auto cards = ParseRocmSmiJson(*text);
-  if (!cards.ok()) {
-    notes_.push_back({"amd", std::string(cards.status().message())});
-    return absl::OkStatus();
-  }
+  if (!cards.ok()) return cards.status();
   for (const RocmCard& card : *cards) {
     v1::Accelerator* accelerator = conditions->add_accelerators();
     accelerator->set_name(card.name);
@@ -164,7 +166,41 @@ absl::Status AmdProbe::Probe(v1::MachineConditions* conditions) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<DeviceReading> AmdProbe::Read() {
+absl::Status AmdProbe::ProbeAmdSmi(v1::MachineConditions* conditions) {
+  auto text = RunJson({"amd-smi", "static", "--asic", "--board", "--vbios", "--driver", "--vram", "--json"});
+  if (!text.ok()) return text.status();
+  auto gpus = ParseAmdSmiStatic(*text);
+  if (!gpus.ok()) return gpus.status();
+  for (const AmdSmiGpu& gpu : *gpus) {
+    v1::Accelerator* accelerator = conditions->add_accelerators();
+    accelerator->set_name(gpu.name);
+    accelerator->set_vendor("amd");
+    accelerator->set_driver(gpu.driver);
+    accelerator->set_memory_bytes(gpu.vram_total_bytes.value_or(0));
+    accelerator->set_index(gpu.index);
+    if (!gpu.vbios.empty()) (*accelerator->mutable_attributes())["vbios"] = gpu.vbios;
+    if (gpu.name.empty()) notes_.push_back({"amd", absl::StrCat("gpu ", gpu.index, ": amd-smi gave no product name")});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AmdProbe::Probe(v1::MachineConditions* conditions) {
+  notes_.clear();
+  const absl::Status rocm = ProbeRocmSmi(conditions);
+  if (rocm.ok()) {
+    tool_ = Tool::kRocmSmi;
+    return absl::OkStatus();
+  }
+  const absl::Status amd = ProbeAmdSmi(conditions);
+  if (amd.ok()) {
+    tool_ = Tool::kAmdSmi;
+    return absl::OkStatus();
+  }
+  notes_.push_back({"amd", absl::StrCat(rocm.message(), "; ", amd.message())});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceReading> AmdProbe::ReadRocmSmi() {
   auto text = RunJson({"rocm-smi", "--showmeminfo", "vram", "--showpower", "--showtemp", "--showclocks", "--showuse",
                        "--showclkfrq", "--json"});
   if (!text.ok()) return text.status();
@@ -185,6 +221,49 @@ absl::StatusOr<DeviceReading> AmdProbe::Read() {
   }
   reading.at = clock_->Monotonic();
   return reading;
+}
+
+absl::StatusOr<DeviceReading> AmdProbe::ReadAmdSmi() {
+  auto text = RunJson({"amd-smi", "metric", "--mem-usage", "--usage", "--power", "--clock", "--temperature", "--json"});
+  if (!text.ok()) return text.status();
+  auto samples = ParseAmdSmiMetric(*text);
+  if (!samples.ok()) return samples.status();
+  DeviceReading reading;
+  reading.devices = std::move(*samples);
+  auto listed = RunJson({"amd-smi", "process", "--json"});
+  if (listed.ok()) {
+    auto processes = ParseAmdSmiProcess(*listed);
+    if (processes.ok()) {
+      for (DeviceProcess& process : *processes) {
+        // The C library's list may include the caller; amd-smi itself is never contention.
+        // (A guard from the library's documentation, not seen on a real machine.)
+        if (process.name == "amd-smi") continue;
+        reading.processes.push_back(std::move(process));
+      }
+    } else {
+      reading.problems.emplace_back(processes.status().message());
+    }
+  } else {
+    reading.problems.emplace_back(listed.status().message());
+  }
+  reading.at = clock_->Monotonic();
+  return reading;
+}
+
+absl::StatusOr<DeviceReading> AmdProbe::Read() {
+  if (tool_ == Tool::kRocmSmi) return ReadRocmSmi();
+  if (tool_ == Tool::kAmdSmi) return ReadAmdSmi();
+  auto rocm = ReadRocmSmi();
+  if (rocm.ok()) {
+    tool_ = Tool::kRocmSmi;
+    return rocm;
+  }
+  auto amd = ReadAmdSmi();
+  if (amd.ok()) {
+    tool_ = Tool::kAmdSmi;
+    return amd;
+  }
+  return absl::Status(amd.status().code(), absl::StrCat(rocm.status().message(), "; ", amd.status().message()));
 }
 
 }  // namespace benchfleet::agent

@@ -3,7 +3,8 @@
 // and the process list of --showpids). MI250X and others report no throttle counters: the
 // sampler infers throttling from SCLK against its maximum (device_sampler.h). Parsers are pure
 // (fixtures in tests/fixtures/probes/amd/, written from documented output: see its README);
-// AmdProbe runs rocm-smi through a CommandRunner. Used from one thread at a time.
+// AmdProbe runs rocm-smi through a CommandRunner and, when rocm-smi does not answer, its
+// successor amd-smi (amd_smi.h). Used from one thread at a time.
 #ifndef BENCHFLEET_AGENT_PLATFORM_ROCM_SMI_H_
 #define BENCHFLEET_AGENT_PLATFORM_ROCM_SMI_H_
 
@@ -43,19 +44,30 @@ class AmdProbe : public AcceleratorProbe, public DeviceMonitor {
   AmdProbe(CommandRunner* runner, Clock* clock, absl::Duration timeout = absl::Seconds(10))
       : runner_(runner), clock_(clock), timeout_(timeout) {}
 
-  absl::Status Probe(v1::MachineConditions* conditions) override;  // always OK; notes() say why not
+  // Tries rocm-smi, else amd-smi static. Always OK; when neither answers, one "amd" note gives
+  // both reasons ("rocm-smi: not found on PATH; amd-smi: not found on PATH").
+  absl::Status Probe(v1::MachineConditions* conditions) override;
   std::vector<ProbeNote> notes() const override { return notes_; }
+  // Reads through the tool that answered before (Probe or an earlier Read); the first time,
+  // rocm-smi, else amd-smi metric and process. The error gives both reasons when neither answers.
   absl::StatusOr<DeviceReading> Read() override;
-  std::string memory_source() const override { return "rocm-smi --showmeminfo vram (VRAM Total Used Memory)"; }
+  std::string memory_source() const override;
   std::string vendor() const override { return "amd"; }
 
  private:
+  enum class Tool { kUnknown, kRocmSmi, kAmdSmi };
+
   absl::StatusOr<std::string> RunJson(const std::vector<std::string>& argv);
+  absl::Status ProbeRocmSmi(v1::MachineConditions* conditions);
+  absl::Status ProbeAmdSmi(v1::MachineConditions* conditions);
+  absl::StatusOr<DeviceReading> ReadRocmSmi();
+  absl::StatusOr<DeviceReading> ReadAmdSmi();
 
   CommandRunner* runner_;
   Clock* clock_;
   absl::Duration timeout_;
   std::vector<ProbeNote> notes_;
+  Tool tool_ = Tool::kUnknown;
 };
 
 }  // namespace benchfleet::agent

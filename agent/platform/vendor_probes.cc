@@ -31,11 +31,17 @@ absl::StatusOr<std::unique_ptr<DeviceMonitor>> FindDeviceMonitor(CommandRunner* 
                                                                   bool with_cpu_load) {
   Clock* clock = &env->clock();
 #if defined(__APPLE__)
-  (void)with_cpu_load;  // pmset is the only monitor there
   auto apple = std::make_unique<AppleProbe>(runner, clock);
   auto apple_reading = apple->Read();
   if (apple_reading.ok()) return apple;
-  return absl::NotFoundError(absl::StrCat("no device to sample: apple: ", apple_reading.status().message()));
+  if (!with_cpu_load) {
+    return absl::NotFoundError(absl::StrCat("no device to sample: apple: ", apple_reading.status().message()));
+  }
+  auto host = std::make_unique<HostLoadMonitor>(env, clock, ::getpid());
+  auto host_reading = host->Read();
+  if (host_reading.ok()) return host;
+  return absl::NotFoundError(absl::StrCat("no device to sample: apple: ", apple_reading.status().message(),
+                                          "; cpu: ", host_reading.status().message()));
 #else
   auto nvidia = std::make_unique<NvidiaProbe>(runner, clock);
   auto nvidia_reading = nvidia->Read();

@@ -21,7 +21,8 @@ CommandRunner* SystemToolRunner();
 std::vector<std::unique_ptr<AcceleratorProbe>> NewVendorProbes(CommandRunner* runner, Clock* clock);
 
 // Returns the monitor of the first vendor whose tool answers a reading (Linux: NVIDIA, then AMD,
-// then, only with with_cpu_load, the host's CPU load from /proc; macOS: Apple's pmset), on env's
+// then, only with with_cpu_load, the host's CPU load from /proc; macOS: Apple's pmset, then, only
+// with with_cpu_load, the host's CPU load from host_statistics), on env's
 // clock. NOT_FOUND, with each one's reason, when none does: then there is nothing to sample.
 absl::StatusOr<std::unique_ptr<DeviceMonitor>> FindDeviceMonitor(CommandRunner* runner, Env* env,
                                                                   bool with_cpu_load = true);

@@ -225,7 +225,9 @@ class Uplink::Impl {
     // A channel of our own per attempt, not a shared subchannel with gRPC's own reconnect backoff:
     // our Backoff alone decides when to try again.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    return grpc::CreateCustomChannel(options_.target, grpc::InsecureChannelCredentials(), args);
+    return grpc::CreateCustomChannel(
+        options_.target,
+        options_.credentials != nullptr ? options_.credentials : grpc::InsecureChannelCredentials(), args);
   }
 
   // Opens one stream and serves it until it ends. *welcomed tells whether the coordinator

@@ -10,6 +10,8 @@
 #ifndef BENCHFLEET_AGENT_UPLINK_UPLINK_H_
 #define BENCHFLEET_AGENT_UPLINK_UPLINK_H_
 
+#include <grpcpp/security/credentials.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -60,8 +62,9 @@ struct UplinkOptions {
   // gives up (serve). One-shot commands (import, simulate) set a few.
   int max_connect_failures = 0;
 
-  // Bearer token file (BENCHFLEET_TOKEN_FILE). Carried only: it is sent once the channel is TLS.
-  std::string token_file;
+  // How to reach the coordinator (TLS with the agent's certificate, or plaintext on loopback:
+  // common/grpc_channel.h); nullptr: plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
 
   // Connection events and problems, one line each, for the operator; empty means silent.
   std::function<void(std::string_view)> log;

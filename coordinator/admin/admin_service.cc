@@ -5,8 +5,12 @@
 #include <set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/str_cat.h"
+#include "common/proto_time.h"
 #include "coordinator/grpc_status.h"
+#include "coordinator/ingest/batch.h"
 
 namespace benchfleet::coordinator {
 namespace {
@@ -44,8 +48,16 @@ absl::StatusOr<RunQuery> RunQueryFromRequest(const v1::ListRunsRequest& request)
   return query;
 }
 
-AdminService::AdminService(RunStore* store, ConnectedAgents* agents, Scheduler* scheduler)
-    : store_(store), agents_(agents), scheduler_(scheduler) {}
+AdminService::AdminService(RunStore* store, ConnectedAgents* agents, Scheduler* scheduler,
+                           const Authorizer* authorizer, AuthAdmin* auth_admin, AuthStore* auth_store,
+                           std::function<int(const std::string&)> close_agent_streams)
+    : store_(store),
+      agents_(agents),
+      scheduler_(scheduler),
+      authorizer_(authorizer),
+      auth_admin_(auth_admin),
+      auth_store_(auth_store),
+      close_agent_streams_(std::move(close_agent_streams)) {}
 
 std::map<std::string, v1::MachineTask> CurrentTasks(const std::vector<v1::SeriesStatus>& active) {
   std::map<std::string, v1::MachineTask> current;
@@ -69,8 +81,11 @@ std::map<std::string, v1::MachineTask> CurrentTasks(const std::vector<v1::Series
   return current;
 }
 
-grpc::Status AdminService::ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* request,
+grpc::Status AdminService::ListRuns(grpc::ServerContext* context, const v1::ListRunsRequest* request,
                                     v1::ListRunsResponse* response) {
+  static constexpr char kMethod[] = "/benchfleet.v1.Admin/ListRuns";
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
   absl::StatusOr<RunQuery> query = RunQueryFromRequest(*request);
   if (!query.ok()) return ToGrpcStatus(query.status());
   absl::StatusOr<RunPage> page = store_->ListRuns(*query);
@@ -81,8 +96,11 @@ grpc::Status AdminService::ListRuns(grpc::ServerContext*, const v1::ListRunsRequ
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::ListMachines(grpc::ServerContext*, const v1::ListMachinesRequest* request,
+grpc::Status AdminService::ListMachines(grpc::ServerContext* context, const v1::ListMachinesRequest* request,
                                         v1::ListMachinesResponse* response) {
+  static constexpr char kMethod[] = "/benchfleet.v1.Admin/ListMachines";
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
   absl::StatusOr<std::vector<v1::Machine>> machines = store_->ListMachines(
       std::map<std::string, std::string>(request->labels().begin(), request->labels().end()));
   if (!machines.ok()) return ToGrpcStatus(machines.status());
@@ -102,8 +120,11 @@ grpc::Status AdminService::ListMachines(grpc::ServerContext*, const v1::ListMach
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::GetConditions(grpc::ServerContext*, const v1::GetConditionsRequest* request,
+grpc::Status AdminService::GetConditions(grpc::ServerContext* context, const v1::GetConditionsRequest* request,
                                          v1::GetConditionsResponse* response) {
+  static constexpr char kMethod[] = "/benchfleet.v1.Admin/GetConditions";
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
   if (request->fingerprints_size() > kMaxConditionsFingerprints) {
     return ToGrpcStatus(absl::InvalidArgumentError(
         absl::StrCat("GetConditions names ", request->fingerprints_size(), " fingerprints; at most ",
@@ -116,6 +137,113 @@ grpc::Status AdminService::GetConditions(grpc::ServerContext*, const v1::GetCond
   if (!conditions.ok()) return ToGrpcStatus(conditions.status());
   response->mutable_conditions()->Reserve(static_cast<int>(conditions->size()));
   for (v1::MachineConditions& c : *conditions) *response->add_conditions() = std::move(c);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ImportRuns(grpc::ServerContext* context, const v1::ImportRunsRequest* request,
+                                      v1::ImportRunsResponse* response) {
+  static constexpr char kMethod[] = "/benchfleet.v1.Admin/ImportRuns";
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
+  // The same checks and the same exactly-once store as an agent's batch.
+  v1::RecordBatch batch;
+  for (const v1::RunRecord& run : request->runs()) run.SerializeToString(batch.add_records());
+  PreparedBatch prepared = PrepareBatch(batch, *store_);
+  std::vector<RunStoreResult> results;
+  if (!prepared.runs.runs.empty()) {
+    const PreparedRuns* groups[] = {&prepared.runs};
+    absl::StatusOr<std::vector<RunStoreResult>> stored = store_->StoreRuns(groups);
+    if (!stored.ok()) return ToGrpcStatus(stored.status());
+    results = std::move(*stored);
+  }
+  const v1::Ack ack = BuildAck(prepared, results);
+  response->mutable_stored_run_ids()->CopyFrom(ack.stored_run_ids());
+  response->mutable_duplicate_run_ids()->CopyFrom(ack.duplicate_run_ids());
+  for (const v1::Rejection& r : ack.rejections()) {
+    response->add_rejections(absl::StrCat(r.run_id().empty() ? absl::StrCat("#", r.index()) : r.run_id(), ": ",
+                                          r.reason()));
+  }
+  authorizer_->Audit(caller, kMethod, absl::StrCat(request->runs_size(), " records"),
+                     nlohmann::json{{"stored", ack.stored_run_ids_size()},
+                                    {"duplicates", ack.duplicate_run_ids_size()},
+                                    {"rejected", ack.rejections_size()}}
+                         .dump());
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::CreateEnrollmentToken(grpc::ServerContext* context,
+                                                 const v1::CreateEnrollmentTokenRequest* request,
+                                                 v1::CreateEnrollmentTokenResponse* response) {
+  static constexpr char kMethod[] = "/benchfleet.v1.Admin/CreateEnrollmentToken";
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
+  auto created = auth_admin_->CreateEnrollmentToken(*request, caller.Actor());
+  if (!created.ok()) return ToGrpcStatus(created.status());
+  authorizer_->Audit(caller, kMethod, request->agent_id(),
+                     nlohmann::json{{"uses", request->uses() == 0 ? 1u : request->uses()},
+                                    {"expire_time_unix", created->expire_time().seconds()}}
+                         .dump());
+  *response = std::move(*created);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::RevokeAgent(grpc::ServerContext* context, const v1::RevokeAgentRequest* request,
+                                       v1::RevokeAgentResponse* response) {
+  static constexpr char kMethod[] = "/benchfleet.v1.Admin/RevokeAgent";
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
+  if (request->agent_id().empty()) return ToGrpcStatus(absl::InvalidArgumentError("RevokeAgent needs an agent id"));
+  absl::StatusOr<int> revoked = auth_store_->RevokeAgent(request->agent_id(), authorizer_->Now());
+  if (!revoked.ok()) return ToGrpcStatus(revoked.status());
+  response->set_certificates_revoked(static_cast<uint32_t>(*revoked));
+  // The NOTIFY closes it too; closing here as well makes "at once" true before this returns.
+  if (close_agent_streams_) response->set_streams_closed(static_cast<uint32_t>(close_agent_streams_(request->agent_id())));
+  authorizer_->Audit(caller, kMethod, request->agent_id(),
+                     nlohmann::json{{"certificates_revoked", *revoked}, {"streams_closed", response->streams_closed()}}.dump());
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::CreateApiToken(grpc::ServerContext* context, const v1::CreateApiTokenRequest* request,
+                                          v1::CreateApiTokenResponse* response) {
+  static constexpr char kMethod[] = "/benchfleet.v1.Admin/CreateApiToken";
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
+  absl::StatusOr<std::string> token = auth_admin_->CreateApiToken(*request, caller.Actor());
+  if (!token.ok()) return ToGrpcStatus(token.status());
+  authorizer_->Audit(caller, kMethod, request->name(), nlohmann::json{{"role", RoleText(request->role())}}.dump());
+  response->set_token(std::move(*token));
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::RevokeApiToken(grpc::ServerContext* context, const v1::RevokeApiTokenRequest* request,
+                                          v1::RevokeApiTokenResponse*) {
+  static constexpr char kMethod[] = "/benchfleet.v1.Admin/RevokeApiToken";
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
+  if (absl::Status revoked = auth_store_->RevokeApiToken(request->name(), authorizer_->Now()); !revoked.ok()) {
+    return ToGrpcStatus(revoked);
+  }
+  authorizer_->Audit(caller, kMethod, request->name());
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,
+                                     v1::ListAuditResponse* response) {
+  static constexpr char kMethod[] = "/benchfleet.v1.Admin/ListAudit";
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
+  const int limit = request->limit() == 0 ? 100 : static_cast<int>(std::min<uint32_t>(request->limit(), 10000));
+  absl::StatusOr<std::vector<AuditRow>> rows = auth_store_->ListAudit(limit);
+  if (!rows.ok()) return ToGrpcStatus(rows.status());
+  for (const AuditRow& row : *rows) {
+    v1::AuditEntry& entry = *response->add_entries();
+    SetTimestamp(row.at, entry.mutable_time());
+    entry.set_actor(row.actor);
+    entry.set_role(row.role);
+    entry.set_action(row.action);
+    entry.set_target(row.target);
+    entry.set_detail_json(row.detail_json);
+  }
   return grpc::Status::OK;
 }
 

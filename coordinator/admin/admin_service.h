@@ -1,16 +1,20 @@
-// AdminService: the gRPC Admin API (ListRuns, ListMachines, GetConditions) that operators and the `benchfleet`
+// AdminService: the gRPC Admin API (ListRuns, ListMachines, GetConditions; and, for operators,
+// imports, enrollment tokens, revocation, API tokens and the audit log) that operators and the `benchfleet`
 // CLI read a coordinator through. Translates requests into store queries; the store does the
 // SQL; each machine's current fleet task comes from the Scheduler. Owned by CoordinatorServer;
 // thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_ADMIN_ADMIN_SERVICE_H_
 #define BENCHFLEET_COORDINATOR_ADMIN_ADMIN_SERVICE_H_
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "benchfleet/v1/admin.grpc.pb.h"
+#include "coordinator/auth/auth_admin.h"
+#include "coordinator/auth/authorizer.h"
 #include "coordinator/ingest/connected_agents.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/store/run_store.h"
@@ -29,8 +33,12 @@ absl::StatusOr<RunQuery> RunQueryFromRequest(const v1::ListRunsRequest& request)
 class AdminService final : public v1::Admin::Service {
  public:
   // The pointers must outlive the service. `scheduler` may be null: no machine has a current
-  // task then.
-  AdminService(RunStore* store, ConnectedAgents* agents, Scheduler* scheduler = nullptr);
+  // task then. Every call is first checked by `authorizer`; every change is audited.
+  // `close_agent_streams` closes the open streams of an agent on this coordinator and returns
+  // how many it closed (RevokeAgent).
+  AdminService(RunStore* store, ConnectedAgents* agents, Scheduler* scheduler,
+               const Authorizer* authorizer, AuthAdmin* auth_admin, AuthStore* auth_store,
+               std::function<int(const std::string&)> close_agent_streams);
 
   grpc::Status ListRuns(grpc::ServerContext* context, const v1::ListRunsRequest* request,
                         v1::ListRunsResponse* response) override;
@@ -40,10 +48,29 @@ class AdminService final : public v1::Admin::Service {
   grpc::Status GetConditions(grpc::ServerContext* context, const v1::GetConditionsRequest* request,
                              v1::GetConditionsResponse* response) override;
 
+  // Operator only. Records read from other machines' folders, stored exactly once each.
+  grpc::Status ImportRuns(grpc::ServerContext* context, const v1::ImportRunsRequest* request,
+                          v1::ImportRunsResponse* response) override;
+  grpc::Status CreateEnrollmentToken(grpc::ServerContext* context,
+                                     const v1::CreateEnrollmentTokenRequest* request,
+                                     v1::CreateEnrollmentTokenResponse* response) override;
+  grpc::Status RevokeAgent(grpc::ServerContext* context, const v1::RevokeAgentRequest* request,
+                           v1::RevokeAgentResponse* response) override;
+  grpc::Status CreateApiToken(grpc::ServerContext* context, const v1::CreateApiTokenRequest* request,
+                              v1::CreateApiTokenResponse* response) override;
+  grpc::Status RevokeApiToken(grpc::ServerContext* context, const v1::RevokeApiTokenRequest* request,
+                              v1::RevokeApiTokenResponse* response) override;
+  grpc::Status ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,
+                         v1::ListAuditResponse* response) override;
+
  private:
   RunStore* const store_;
   ConnectedAgents* const agents_;
   Scheduler* const scheduler_;
+  const Authorizer* const authorizer_;
+  AuthAdmin* const auth_admin_;
+  AuthStore* const auth_store_;
+  const std::function<int(const std::string&)> close_agent_streams_;
 };
 
 // Returns each agent's current task among `active` (series newest first, as ListSeries gives

@@ -8,6 +8,7 @@
 
 #include "absl/time/time.h"
 #include "benchfleet/v1/fleet.grpc.pb.h"
+#include "coordinator/auth/authorizer.h"
 #include "coordinator/scheduler/scheduler.h"
 
 namespace benchfleet::coordinator {
@@ -16,7 +17,10 @@ class FleetService final : public v1::Fleet::Service {
  public:
   // `scheduler` must outlive the service. WatchSeries looks for changes (and for a client that
   // went away) every `watch_poll`.
-  explicit FleetService(Scheduler* scheduler, absl::Duration watch_poll = absl::Seconds(1));
+  // Every call is first checked by `authorizer` (coordinator/auth/authorizer.h), and every change
+  // is written to its audit log. Both pointers must outlive the service.
+  FleetService(Scheduler* scheduler, const Authorizer* authorizer,
+               absl::Duration watch_poll = absl::Seconds(1));
 
   grpc::Status SubmitSeries(grpc::ServerContext* context, const v1::SubmitSeriesRequest* request,
                             v1::SubmitSeriesResponse* response) override;
@@ -43,6 +47,7 @@ class FleetService final : public v1::Fleet::Service {
 
  private:
   Scheduler* const scheduler_;
+  const Authorizer* const authorizer_;
   const absl::Duration watch_poll_;
 };
 

@@ -26,6 +26,8 @@ struct AgentGatewayService::Stream {
 
   grpc::ServerContext* const context;  // valid while the stream is in streams_
   std::string agent_id;
+  // With enforcement on: the certificate's agent, which every record must name.
+  std::string authenticated_agent_id;
   StreamWriter writer;
   // Shared with every CommitWork of the stream: set when the stream ends.
   std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
@@ -53,13 +55,15 @@ v1::CoordinatorMessage WelcomeMessage(const v1::Hello& hello, const absl::Status
 
 AgentGatewayService::AgentGatewayService(RunStore* store, GroupCommitter* committer,
                                          ConnectedAgents* agents, CoordinatorMetrics* metrics,
-                                         Clock* clock, Scheduler* scheduler)
+                                         Clock* clock, Scheduler* scheduler,
+                                         const Authorizer* authorizer)
     : store_(store),
       committer_(committer),
       agents_(agents),
       metrics_(metrics),
       clock_(clock),
-      scheduler_(scheduler) {
+      scheduler_(scheduler),
+      authorizer_(authorizer) {
   stored_runs_ = std::make_unique<StoredRunsRelay>([metrics, scheduler](const std::vector<v1::RunRecord>& records) {
     for (const v1::RunRecord& record : records) metrics->RunStored(record);
     // The scheduler looks at the runs of fleet tasks (those with a task_id) and skips the others.
@@ -93,7 +97,7 @@ void AgentGatewayService::RecordMachine(const v1::Hello& hello) {
 absl::Status AgentGatewayService::HandleBatch(const std::shared_ptr<Stream>& stream,
                                               const v1::RecordBatch& batch) {
   metrics_->BatchReceived(static_cast<uint64_t>(batch.records_size()));
-  auto prepared = std::make_shared<PreparedBatch>(PrepareBatch(batch, *store_));
+  auto prepared = std::make_shared<PreparedBatch>(PrepareBatch(batch, *store_, stream->authenticated_agent_id));
   for (const std::string& code : prepared->rejection_codes) metrics_->RecordRejected(code);
   if (prepared->runs.runs.empty()) {
     v1::CoordinatorMessage message;
@@ -167,6 +171,8 @@ grpc::Status AgentGatewayService::ServeStream(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* rw) {
   if (shutting_down_) return ShuttingDownStatus();
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, ConnectMethodName(), &caller); !s.ok()) return s;
   v1::AgentMessage message;
   if (!rw->Read(&message)) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "the stream ended before Hello");
@@ -175,7 +181,11 @@ grpc::Status AgentGatewayService::ServeStream(
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "the first message on Connect must be Hello");
   }
-  const absl::Status verdict = CheckHello(message.hello());
+  absl::Status verdict = CheckHello(message.hello());
+  if (verdict.ok() && caller.kind == Caller::Kind::kAgent && message.hello().agent_id() != caller.agent_id) {
+    verdict = absl::PermissionDeniedError(absl::StrCat("this certificate is agent ", caller.agent_id,
+                                                       "'s, not agent ", message.hello().agent_id(), "'s"));
+  }
   if (!verdict.ok()) {
     rw->Write(WelcomeMessage(message.hello(), verdict));
     return ToGrpcStatus(verdict);
@@ -183,6 +193,7 @@ grpc::Status AgentGatewayService::ServeStream(
 
   auto stream = std::make_shared<Stream>(context, rw);
   stream->agent_id = message.hello().agent_id();
+  if (caller.kind == Caller::Kind::kAgent) stream->authenticated_agent_id = caller.agent_id;
   RecordMachine(message.hello());
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -262,6 +273,18 @@ grpc::Status AgentGatewayService::ServeStream(
   committer_->TouchMachineLater(stream->agent_id, clock_->Now());
   if (result.ok() && shutting_down_) return ShuttingDownStatus();
   return result;
+}
+
+int AgentGatewayService::CloseStreamsOf(const std::string& agent_id) {
+  int closed = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& stream : streams_) {
+    if (stream->agent_id != agent_id) continue;
+    stream->context->TryCancel();
+    ++closed;
+  }
+  if (closed > 0) Log(absl::StrCat("agent ", agent_id, " revoked: closed ", closed, " stream(s)"));
+  return closed;
 }
 
 void AgentGatewayService::Shutdown(absl::Duration flush_timeout) {

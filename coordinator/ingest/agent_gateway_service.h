@@ -22,6 +22,7 @@
 #include "coordinator/ingest/stored_runs_relay.h"
 #include "coordinator/metrics/coordinator_metrics.h"
 #include "coordinator/scheduler/scheduler.h"
+#include "coordinator/auth/authorizer.h"
 #include "coordinator/store/run_store.h"
 
 namespace benchfleet::coordinator {
@@ -29,9 +30,11 @@ namespace benchfleet::coordinator {
 class AgentGatewayService final : public v1::AgentGateway::Service {
  public:
   // The pointers must outlive the service. `scheduler` may be null: no fleet tasks then (task
-  // updates are ignored).
+  // updates are ignored). `authorizer` checks each stream: with enforcement on, the stream is the
+  // certificate's agent's only (its Hello and every record name that agent).
   AgentGatewayService(RunStore* store, GroupCommitter* committer, ConnectedAgents* agents,
-                      CoordinatorMetrics* metrics, Clock* clock, Scheduler* scheduler = nullptr);
+                      CoordinatorMetrics* metrics, Clock* clock, Scheduler* scheduler,
+                      const Authorizer* authorizer);
   ~AgentGatewayService() override;
 
   // The stream of one agent. Reports itself to the metrics (RpcHandled) when it ends: the
@@ -49,6 +52,10 @@ class AgentGatewayService final : public v1::AgentGateway::Service {
   // scheduler and the metrics. Call after GroupCommitter::Stop() and before
   // grpc::Server::Shutdown().
   void Shutdown(absl::Duration flush_timeout);
+
+  // Cancels every open stream of `agent_id` on this coordinator (a revoked agent); returns how
+  // many.
+  int CloseStreamsOf(const std::string& agent_id);
 
  private:
   struct Stream;
@@ -70,6 +77,7 @@ class AgentGatewayService final : public v1::AgentGateway::Service {
   CoordinatorMetrics* const metrics_;
   Clock* const clock_;
   Scheduler* const scheduler_;
+  const Authorizer* const authorizer_;
   // Hands each committed group's stored records to the metrics (RunStored) and, for those of
   // fleet tasks, to the scheduler, off the committer's thread.
   std::unique_ptr<StoredRunsRelay> stored_runs_;

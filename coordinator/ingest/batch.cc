@@ -9,6 +9,7 @@ namespace benchfleet::coordinator {
 std::string RejectionCode(const absl::Status& status) {
   // The reasons come from common/record_validation.cc and RunStore::PrepareRun; every code
   // returned here is listed in rejection_codes.h (the metrics create each at 0).
+  if (absl::IsPermissionDenied(status)) return "permission_denied";
   const std::string_view m(status.message().data(), status.message().size());
   if (m == "run_id is missing") return "missing_run_id";
   if (m.starts_with("run_id \"")) return "invalid_run_id";
@@ -21,7 +22,8 @@ std::string RejectionCode(const absl::Status& status) {
   return "unrepresentable";
 }
 
-PreparedBatch PrepareBatch(const v1::RecordBatch& batch, const RunStore& store) {
+PreparedBatch PrepareBatch(const v1::RecordBatch& batch, const RunStore& store,
+                           const std::string& required_agent_id) {
   PreparedBatch prepared;
   prepared.batch_id = batch.batch_id();
   // One typical row is about 1.5x its serialized record (JSON plus columns).
@@ -35,6 +37,10 @@ PreparedBatch PrepareBatch(const v1::RecordBatch& batch, const RunStore& store) 
   std::string run_id;
   for (int i = 0; i < batch.records_size(); ++i) {
     absl::Status status = ParseAndValidateRecord(batch.records(i), &record, &run_id);
+    if (status.ok() && !required_agent_id.empty() && record.agent_id() != required_agent_id) {
+      status = absl::PermissionDeniedError(absl::StrCat("agent ", required_agent_id, " may not write a record of agent ",
+                                                        record.agent_id(), " (operators import other machines' runs)"));
+    }
     if (status.ok()) status = store.PrepareRun(record, &prepared.runs);
     if (!status.ok()) {
       v1::Rejection& rejection = prepared.rejections.emplace_back();

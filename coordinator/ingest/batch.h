@@ -33,7 +33,10 @@ struct PreparedBatch {
 };
 
 // Parses and validates each record of `batch` and formats the good ones with store.PrepareRun.
-PreparedBatch PrepareBatch(const v1::RecordBatch& batch, const RunStore& store);
+// With `required_agent_id` set (an agent's certificate), a record naming another agent is
+// rejected ("permission_denied") and nothing of it is stored.
+PreparedBatch PrepareBatch(const v1::RecordBatch& batch, const RunStore& store,
+                           const std::string& required_agent_id = "");
 
 // Returns the metrics code of a rejection reason, e.g. "missing_run_id", "unknown_phase",
 // "malformed", "too_large": one of kRejectionCodes (rejection_codes.h).

@@ -8,7 +8,7 @@ namespace benchfleet::coordinator {
 
 inline constexpr const char* kRejectionCodes[] = {
     "missing_run_id",  "invalid_run_id", "unknown_phase",       "unknown_status",  "missing_agent_id",
-    "too_large",       "malformed",      "refused_by_database", "unrepresentable",
+    "too_large",       "malformed",      "refused_by_database", "unrepresentable", "permission_denied",
 };
 
 }  // namespace benchfleet::coordinator

@@ -30,6 +30,9 @@ bool IsContentError(std::string_view sqlstate);
 // with the password replaced by "***".
 std::string RedactDatabaseUrl(std::string_view url);
 
+// True when the URL holds a password (a secret that must not come from the command line).
+inline bool DatabaseUrlHasPassword(std::string_view url) { return RedactDatabaseUrl(url) != url; }
+
 }  // namespace benchfleet::coordinator
 
 #endif  // BENCHFLEET_COORDINATOR_STORE_PG_ERRORS_H_

@@ -1,6 +1,7 @@
 // ComfyUI server log: one run per "Prompt executed in X seconds" line. A run whose prompt raised
 // ("!!! Exception during processing !!! MSG" and a traceback) is FAILED with MSG; a 0.00 s run came
 // from the execution cache and is flagged CACHE_HIT. The first run after "Starting server" is COLD.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,11 @@ void ReadComfyUiLog(const std::string& path, std::string_view content, ReadResul
     auto seconds = end == std::string_view::npos ? std::nullopt : ParseDouble(rest.substr(0, end));
     if (!seconds.has_value()) {
       out->skipped.push_back({path, number, absl::StrCat("no duration in \"", std::string(line), "\"")});
+      continue;
+    }
+    // Beyond int64_t milliseconds (or not a number) the conversion below would be undefined.
+    if (!(std::abs(*seconds) < 9e15)) {
+      out->skipped.push_back({path, number, absl::StrCat("duration out of range in \"", std::string(line), "\"")});
       continue;
     }
     v1::RunRecord record = NewFileRecord(path, number, "comfyui");

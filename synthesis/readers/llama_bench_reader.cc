@@ -1,6 +1,7 @@
 // llama-bench -o json / jsonl / csv. llama-bench runs each test r times and prints the mean and
 // standard deviation; json/jsonl also hold each repetition in samples_ns / samples_ts, and each
 // repetition becomes a record (a guide publishes runs, never only a mean).
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,7 +29,10 @@ std::string Field(const Fields& f, const std::string& name) {
 }
 
 int64_t IntField(const Fields& f, const std::string& name) {
-  return static_cast<int64_t>(ParseDouble(Field(f, name)).value_or(0));
+  const double value = ParseDouble(Field(f, name)).value_or(0);
+  // A count beyond 10^15 (or not a number) is no count; converting one beyond int64_t would be
+  // undefined, and n_prompt + n_gen must not overflow either.
+  return std::abs(value) < 1e15 ? static_cast<int64_t>(value) : 0;
 }
 
 // Returns "pp512", "tg128", "pp512+tg128", with "@d<depth>" when n_depth > 0 (llama-bench's own names).
@@ -127,6 +131,11 @@ void ReadTestObject(const std::string& path, uint32_t line, const nlohmann::json
   for (size_t i = 0; i < ts.size(); ++i) {
     if (!ts[i].is_number() || !ns[i].is_number()) {
       out->skipped.push_back({path, line, absl::StrCat("sample ", i + 1, " is not a number")});
+      continue;
+    }
+    // Converting nanoseconds beyond int64_t would be undefined (about 292 years).
+    if (!(std::abs(ns[i].get<double>()) < 9e18)) {
+      out->skipped.push_back({path, line, absl::StrCat("sample ", i + 1, " has samples_ns out of range")});
       continue;
     }
     v1::RunRecord record = TestRecord(path, line, static_cast<int>(i), f);

@@ -186,7 +186,7 @@ int Main(int argc, char** argv) {
   }
   std::string work = testing::MakeTempDir("fanout");
   std::string address = "127.0.0.1:" + std::to_string(testing::FreePort());
-  testing::Subprocess coordinator({testing::BinaryPath("benchfleet-coordinator"), "--listen", address},
+  testing::Subprocess coordinator({testing::BinaryPath("benchfleet-coordinator"), "--plaintext", "--listen", address},
                                   {{"BENCHFLEET_DATABASE_URL", db.url()}}, work + "/coordinator.log");
   auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(60))) {

@@ -2,7 +2,8 @@
 // answering with the captures of tests/fixtures/probes/nvidia/) first on the agent's PATH, a
 // llama-server series against the simulator written to a series folder (no coordinator). With
 // --device-sampling auto the records carry the sampler's DEVICE_USED memory and device metrics;
-// with off they carry none. No PostgreSQL.
+// with off they carry none; with with_cpu_load and no accelerator tool answering, the host's CPU
+// load. No PostgreSQL.
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -188,6 +189,36 @@ TEST_F(DeviceSamplingTest, OffAddsNothingButTheConditionsStillNameTheGpu) {
       EXPECT_NE(flag.code(), "THROTTLED") << flag.reason();
       EXPECT_NE(flag.code(), "CONTENDED") << flag.reason();
     }
+  }
+}
+
+// with_cpu_load on a host where no accelerator tool answers (fakes of all three, failing, first on
+// PATH so a real one on this machine is never reached): the host's CPU load is sampled instead.
+TEST_F(DeviceSamplingTest, WithCpuLoadSamplesTheHostsCpusWhenNoAcceleratorToolAnswers) {
+  const std::string bin = work_ + "/bin-failing";
+  ::mkdir(bin.c_str(), 0755);
+  for (const char* tool : {"nvidia-smi", "rocm-smi", "amd-smi"}) {
+    std::ofstream(bin + "/" + tool) << "#!/bin/sh\necho \"" << tool << ": no device (fake)\" >&2\nexit 9\n";
+    ::chmod((bin + "/" + tool).c_str(), 0755);
+  }
+  path_ = absl::StrCat(bin, ":", std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin");
+  ASSERT_EQ(Run("with_cpu_load"), 0) << Log("with_cpu_load");
+  EXPECT_TRUE(absl::StrContains(Log("with_cpu_load"), "device sampling: cpu (/proc/stat)")) << Log("with_cpu_load");
+  EXPECT_EQ(Conditions("with_cpu_load").accelerators_size(), 0);
+  const auto records = Records("with_cpu_load");
+  ASSERT_EQ(records.size(), 2u);
+  for (const auto& record : records) {
+    const v1::Metric* samples = FindMetric(record, "device_samples");
+    ASSERT_NE(samples, nullptr) << record.DebugString();
+    EXPECT_GE(samples->value(), 2);
+    // The first reading has no interval yet; every later one gives the CPUs' busy share.
+    const v1::Metric* busy = FindMetric(record, "device_utilization_percent_mean");
+    ASSERT_NE(busy, nullptr) << record.DebugString();
+    EXPECT_EQ(busy->unit(), "%");
+    EXPECT_GE(busy->value(), 0);
+    EXPECT_LE(busy->value(), 100);
+    for (const auto& figure : record.memory()) EXPECT_NE(figure.kind(), v1::MEMORY_KIND_DEVICE_USED);
+    EXPECT_EQ(FindMetric(record, "device_energy_joules"), nullptr);  // no power figure: no energy at all
   }
 }
 

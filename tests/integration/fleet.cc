@@ -18,7 +18,7 @@ bool CoordinatorProcess::Start(absl::Duration timeout) {
   const std::string log_path = work_dir_ + "/coordinator.log";
   const size_t log_before = ReadAll(log_path).size();
   process_ = std::make_unique<Subprocess>(
-      std::vector<std::string>{BinaryPath("benchfleet-coordinator"), "--listen", address(),
+      std::vector<std::string>{BinaryPath("benchfleet-coordinator"), "--plaintext", "--listen", address(),
                                "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port_)},
       std::map<std::string, std::string>{{"BENCHFLEET_DATABASE_URL", database_url_}}, log_path);
   return PollUntil(

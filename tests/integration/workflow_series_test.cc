@@ -1,9 +1,12 @@
 // A workflow series end to end: benchfleet-agent runs an allow-listed command (tests/sim's
 // workflow-standin, which holds a known amount of memory) 5 times, streams the records to a
 // coordinator process and PostgreSQL; the peak memory is found within 10% and labelled with its
-// kind (a cgroup's peak where the agent can make one, else rusage). Also: a command outside the
-// allow-list is refused before anything runs, and a hung command is killed at its deadline.
+// kind (a cgroup's peak where the agent can make one, else rusage; for a container, docker stats
+// sampled, through a docker CLI stand-in that reads the container process's VmRSS: no Docker daemon
+// here). Also: a command outside the allow-list is refused before anything runs, and a hung
+// command is killed at its deadline.
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -66,7 +69,45 @@ class WorkflowSeriesTest : public ::testing::Test {
                            << " --alloc-mib, '" << kAllocMiB << "', --ms-per-request, '20', --tokens, '24']\n"
                            << "      env: [ACCELERATOR]\n"
                            << "    standin-hang:\n"
-                           << "      argv: [" << standin << ", --prompts, '{prompts}', --output, '{output}', --hang]\n";
+                           << "      argv: [" << standin << ", --prompts, '{prompts}', --output, '{output}', --hang]\n"
+                           << "    standin-docker:\n"
+                           << "      argv: [" << work_ << "/bin/docker, run, --rm, --name, '{container}', 'workflow:6', "
+                           << standin << ", --prompts, '{prompts}', --output, '{output}', --alloc-mib, '" << kAllocMiB
+                           << "', --ms-per-request, '100', --tokens, '24']\n"
+                           << "      env: [ACCELERATOR]\n";
+    // A docker CLI stand-in: `run ... --name NAME IMAGE CMD...` notes its pid under NAME and execs
+    // CMD (so the "container" is that process); `stats ... NAME` prints that process's VmRSS in the
+    // `{{json .}}` format of docker stats; `kill NAME` signals it.
+    ::mkdir((work_ + "/bin").c_str(), 0755);
+    ::mkdir((work_ + "/docker-state").c_str(), 0755);
+    std::ofstream(work_ + "/bin/docker") << "#!/bin/sh\nstate='" << work_ << "/docker-state'\n" << R"sh(case "$1" in
+  run)
+    shift
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --rm) shift ;;
+        --name) name=$2; shift 2 ;;
+        *) break ;;
+      esac
+    done
+    shift
+    echo $$ > "$state/$name.pid"
+    exec "$@" ;;
+  stats)
+    for last; do :; done
+    pid=$(cat "$state/$last.pid" 2>/dev/null)
+    rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+    if [ -z "$pid" ] || [ -z "$rss" ]; then
+      echo "Error response from daemon: No such container: $last" >&2
+      exit 1
+    fi
+    printf '{"BlockIO":"0B / 0B","Container":"%s","MemUsage":"%sKiB / 62.79GiB","Name":"%s","PIDs":"1"}
+' "$last" "$rss" "$last" ;;
+  kill) kill "$(cat "$state/$2.pid")" ;;
+  *) echo "fake docker: $*" >&2; exit 2 ;;
+esac
+)sh";
+    ::chmod((work_ + "/bin/docker").c_str(), 0755);
   }
 
   std::string WriteSpec(const std::string& name, const std::string& command, const std::string& extra,
@@ -150,12 +191,44 @@ TEST_F(WorkflowSeriesTest, FiveRepetitionsThroughTheCoordinatorWithPeakMemoryOfE
   EXPECT_TRUE(ProcessesWith(prompts_).empty());
 }
 
+// The command starts a container the agent names ({container}): its peak comes from the runtime,
+// sampled, within 10% of what the stand-in held, and labelled as sampled.
+TEST_F(WorkflowSeriesTest, AContainersPeakFromDockerStatsThroughTheCoordinator) {
+  PgTestDb db;
+  BENCHFLEET_REQUIRE_PG(db);
+  CoordinatorProcess coordinator(db.url(), work_);
+  ASSERT_TRUE(coordinator.Start()) << coordinator.log();
+  auto run = Run("docker",
+                 WriteSpec("docker", "standin-docker",
+                           "  env: {ACCELERATOR: none}\n  deadline: 60s\n  container_sample_period: 100ms\n", 5),
+                 coordinator.address());
+  ASSERT_EQ(WaitFor(*run, kSeriesTimeout), 0) << ReadAll(work_ + "/run-docker.log");
+  const std::string where = " FROM runs WHERE series_id = 'docker'";
+  EXPECT_EQ(db.QueryValue("SELECT count(*)" + where + " AND status = 'ok'"), "5");
+  EXPECT_EQ(db.QueryValue("SELECT count(*)" + where +
+                          " AND jsonb_array_length(record->'memory') = 1"
+                          " AND record->'memory'->0->>'kind' = 'MEMORY_KIND_CONTAINER_PEAK'"
+                          " AND record->'memory'->0->>'scope' LIKE 'docker container benchfleet-%'"
+                          " AND record->'memory'->0->>'source' LIKE 'docker stats --no-stream MemUsage, sampled: "
+                          "the highest of % samples taken every 0.1 s or more while the command ran; a spike between "
+                          "two samples is missed, so the true peak can be higher'"),
+            "5")
+      << db.QueryValue("SELECT string_agg(record->>'memory', ' | ')" + where);
+  EXPECT_EQ(db.QueryValue(absl::StrCat("SELECT count(*)", where, " AND abs((record->'memory'->0->>'bytes')::bigint - ",
+                                       int64_t{kAllocMiB} << 20, ") <= ", (int64_t{kAllocMiB} << 20) / 10)),
+            "5")
+      << db.QueryValue("SELECT string_agg(record->'memory'->0->>'bytes', ',')" + where);
+  // Each run named its own container.
+  EXPECT_EQ(db.QueryValue("SELECT count(DISTINCT record->'params'->>'container')" + where), "5");
+  EXPECT_TRUE(ProcessesWith(prompts_).empty());
+}
+
 TEST_F(WorkflowSeriesTest, ACommandOutsideTheAllowListIsRefusedBeforeAnythingRuns) {
   auto run = Run("refused", WriteSpec("refused", "rm-rf", "", 1));
   EXPECT_EQ(WaitFor(*run, kSeriesTimeout), 2);
   const std::string log = ReadAll(work_ + "/run-refused.log");
   EXPECT_NE(log.find(absl::StrCat("command rm-rf is not in this agent's allow-list (allow.commands in ", config_,
-                                  "); allow.commands lists: standin, standin-hang")),
+                                  "); allow.commands lists: standin, standin-docker, standin-hang")),
             std::string::npos)
       << log;
   EXPECT_EQ(ReadAll(work_ + "/series-refused/runs.jsonl"), "");

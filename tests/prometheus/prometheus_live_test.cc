@@ -90,7 +90,7 @@ struct Coordinator {
   Coordinator(const std::string& name, const std::string& database_url, const std::string& work)
       : log_path(work + "/" + name + ".log"), port(FreePort()), metrics_port(FreePort()) {
     process = std::make_unique<Subprocess>(
-        std::vector<std::string>{BinaryPath("benchfleet-coordinator"), "--listen", address(), "--metrics-listen",
+        std::vector<std::string>{BinaryPath("benchfleet-coordinator"), "--plaintext", "--listen", address(), "--metrics-listen",
                                  metrics_address(), "--lease-seconds", "30"},
         std::map<std::string, std::string>{{"BENCHFLEET_DATABASE_URL", database_url}}, log_path);
   }

@@ -28,7 +28,8 @@ uint64_t U64(const Json& object, const char* key) {
   if (it->is_number_unsigned()) return it->get<uint64_t>();
   if (it->is_number_integer()) return it->get<int64_t>() < 0 ? 0 : uint64_t(it->get<int64_t>());
   const double d = it->get<double>();
-  return d < 0 ? 0 : static_cast<uint64_t>(d);
+  // Converting a double beyond uint64_t's range is undefined: such a size is no size.
+  return d >= 0 && d < 0x1p64 ? static_cast<uint64_t>(d) : 0;
 }
 
 std::optional<int64_t> I64(const Json& object, const char* key) {
@@ -36,7 +37,10 @@ std::optional<int64_t> I64(const Json& object, const char* key) {
   auto it = object.find(key);
   if (it == object.end() || !it->is_number()) return std::nullopt;
   if (it->is_number_integer()) return it->get<int64_t>();
-  return static_cast<int64_t>(it->get<double>());
+  // Converting a double beyond int64_t's range is undefined: such a timestamp is none.
+  const double d = it->get<double>();
+  if (!(d >= -0x1p63 && d < 0x1p63)) return std::nullopt;
+  return static_cast<int64_t>(d);
 }
 
 std::vector<std::string> StringList(const Json& object, const char* key) {

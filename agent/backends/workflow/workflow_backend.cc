@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/backends/workflow/container_stats.h"
 #include "agent/backends/workflow/workflow_config.h"
 #include "agent/backends/workflow/workflow_results.h"
 #include "common/hashing.h"
@@ -43,12 +45,15 @@ struct Shared {
   BackendContext context;
   ProcessLauncher* launcher = nullptr;
   std::unique_ptr<ProcessLauncher> own_launcher;
+  CommandRunner* tools = nullptr;  // docker stats, docker kill
+  std::unique_ptr<CommandRunner> own_tools;
   std::function<absl::StatusOr<std::unique_ptr<MemoryCgroups>>()> find_cgroups;
   // Found at the first run that wants one; cgroups_error says why there are none.
   bool cgroups_looked = false;
   std::unique_ptr<MemoryCgroups> cgroups;
   std::string cgroups_error;
   int cgroup_counter = 0;
+  int container_counter = 0;
 };
 
 class WorkflowSession : public BackendSession {
@@ -88,14 +93,30 @@ class WorkflowSession : public BackendSession {
       SetTimestamp(now, record->mutable_end_time());
       Fail(record, std::move(message));
     };
+    // A container the command starts gets a fresh name, so the agent can find its memory.
+    std::string container;
+    if (config.names_container) {
+      container = workflow::ContainerName(::getpid(), clock.Now(), ++s_->container_counter);
+      params["container"] = container;
+    }
     absl::StatusOr<std::vector<std::string>> argv =
-        workflow::FillCommand(config.command, config.config, config.prompts, output_path_);
+        workflow::FillCommand(config.command, config.config, config.prompts, output_path_, container);
     if (!argv.ok()) return fail_now(std::string(argv.status().message()));
     params["command_line"] = absl::StrJoin(*argv, " ");
 
-    // Memory: a cgroup of its own where the agent can make one.
+    // Memory: the container's from its runtime when the agent named one (the container runs in
+    // the runtime's cgroup, not under the agent: a cgroup or rusage would only see the docker
+    // CLI); else a cgroup of its own where the agent can make one; else rusage.
+    const bool sample_container = config.names_container && (config.memory == MemoryMethod::kAuto ||
+                                                             config.memory == MemoryMethod::kContainer);
+    std::unique_ptr<workflow::ContainerMemorySampler> sampler;
+    if (sample_container) {
+      sampler = std::make_unique<workflow::ContainerMemorySampler>(
+          s_->tools, &clock, workflow::DockerProgramFor(config.command.argv[0]), container,
+          config.container_sample_period);
+    }
     std::unique_ptr<MemoryCgroup> cgroup;
-    if (config.memory != MemoryMethod::kRusage) {
+    if (config.memory == MemoryMethod::kCgroup || (config.memory == MemoryMethod::kAuto && !sample_container)) {
       absl::StatusOr<std::unique_ptr<MemoryCgroup>> made = MakeCgroup();
       if (made.ok()) {
         cgroup = std::move(*made);
@@ -117,6 +138,7 @@ class WorkflowSession : public BackendSession {
     const absl::Duration started = clock.Monotonic();
     absl::StatusOr<std::unique_ptr<Process>> process = s_->launcher->Start(options);
     if (!process.ok()) return fail_now(absl::StrCat("cannot start command ", config.command_name, ": ", process.status().message()));
+    if (sampler != nullptr) sampler->Start();
     absl::StatusOr<ExitStatus> exit = (*process)->Wait(config.deadline);
     bool killed = false;
     if (!exit.ok()) {
@@ -125,12 +147,40 @@ class WorkflowSession : public BackendSession {
       if (cgroup != nullptr) cgroup->KillAll();
       killed = true;
     }
+    std::optional<workflow::ContainerPeak> container_peak;
+    if (sampler != nullptr) container_peak = sampler->Stop();
+    if (killed && !container.empty()) {
+      // The container lives in the runtime, not in the command's process group: stop it too.
+      const std::vector<std::string> kill_argv = {workflow::DockerProgramFor(config.command.argv[0]), "kill", container};
+      absl::StatusOr<CommandOutput> killed_container = s_->tools->Run(kill_argv, config.stop_grace + absl::Seconds(10));
+      if (!killed_container.ok()) {
+        params["container_kill"] = std::string(killed_container.status().message());
+      } else if (killed_container->exit_code != 0) {
+        params["container_kill"] = DescribeFailure(kill_argv, *killed_container);
+      }
+    }
     const absl::Duration wall = clock.Monotonic() - started;
     SetTimestamp(start_time, record->mutable_start_time());
     SetTimestamp(clock.Now(), record->mutable_end_time());
     SetDuration(wall, record->mutable_wall_duration());
 
-    if (cgroup != nullptr) {
+    if (container_peak.has_value()) {
+      if (container_peak->peak_bytes.has_value()) {
+        v1::MemoryFigure* figure = record->add_memory();
+        figure->set_kind(v1::MEMORY_KIND_CONTAINER_PEAK);
+        figure->set_scope(absl::StrCat("docker container ", container));
+        figure->set_bytes(*container_peak->peak_bytes);
+        figure->set_source(absl::StrCat(
+            "docker stats --no-stream MemUsage, sampled: the highest of ", container_peak->samples,
+            " samples taken every ", Seconds(config.container_sample_period),
+            " or more while the command ran; a spike between two samples is missed, so the true peak can be higher"));
+        params["memory_samples"] = absl::StrCat(container_peak->samples, " of ", container_peak->attempts);
+      } else {
+        params["memory_container_error"] =
+            absl::StrCat("no docker stats sample of container ", container, " in ", container_peak->attempts,
+                         " attempts", container_peak->last_error.empty() ? "" : ": ", container_peak->last_error);
+      }
+    } else if (cgroup != nullptr) {
       absl::StatusOr<uint64_t> peak = cgroup->PeakBytes();
       if (peak.ok()) {
         v1::MemoryFigure* figure = record->add_memory();
@@ -292,6 +342,12 @@ absl::StatusOr<std::unique_ptr<Backend>> NewWorkflowBackendWith(const YAML::Node
   auto shared = std::make_shared<Shared>();
   shared->config = std::move(*config);
   shared->context = context;
+  if (dependencies.tools == nullptr) {
+    shared->own_tools = NewPosixCommandRunner();
+    shared->tools = shared->own_tools.get();
+  } else {
+    shared->tools = dependencies.tools;
+  }
   if (dependencies.launcher == nullptr) {
     shared->own_launcher = NewPosixProcessLauncher(&SystemClock(), context.env);
     shared->launcher = shared->own_launcher.get();

@@ -1,8 +1,9 @@
 // The workflow backend: runs a command the operator allow-listed (allow.commands: e.g. a
 // benchmark tool, or a `docker run ...` line) once per run, with its placeholders filled
-// ({config}, {prompts}, {output}) and its environment (e.g. ACCELERATOR), kills its whole process
-// tree at the run's deadline, measures its wall time and peak memory (a cgroup of its own where
-// the agent can make one: CONTAINER_PEAK; else wait4's ru_maxrss: PROCESS_PEAK_RSS), and reads
+// ({config}, {prompts}, {output}, {container}) and its environment (e.g. ACCELERATOR), kills its
+// whole process tree at the run's deadline, measures its wall time and peak memory (a container it
+// named: docker stats sampled, CONTAINER_PEAK; else a cgroup of its own where the agent can make
+// one: CONTAINER_PEAK; else wait4's ru_maxrss: PROCESS_PEAK_RSS), and reads
 // the results file it wrote into one record with every request's timing. See README.md here.
 // Owner: the workflow backend. Used from one thread at a time (the runner's).
 #ifndef BENCHFLEET_AGENT_BACKENDS_WORKFLOW_WORKFLOW_BACKEND_H_
@@ -13,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/backends/backend.h"
+#include "agent/platform/command_runner.h"
 #include "agent/process/cgroup_memory.h"
 #include "agent/process/child_process.h"
 #include "yaml-cpp/yaml.h"
@@ -28,6 +30,7 @@ struct WorkflowDependencies {
   ProcessLauncher* launcher = nullptr;  // default: NewPosixProcessLauncher(&SystemClock(), env)
   // Default: the host's memory hierarchy (DetectMemoryHierarchy), found at the first run.
   std::function<absl::StatusOr<std::unique_ptr<MemoryCgroups>>()> cgroups;
+  CommandRunner* tools = nullptr;  // docker stats and kill; default: NewPosixCommandRunner() (the agent's PATH)
 };
 
 absl::StatusOr<std::unique_ptr<Backend>> NewWorkflowBackendWith(const YAML::Node& section,

@@ -13,8 +13,8 @@
 namespace benchfleet::agent::workflow {
 namespace {
 
-constexpr const char* kKeys[] = {"command", "config",     "prompts", "env",    "mode",
-                                 "deadline", "stop_grace", "memory",  "results"};
+constexpr const char* kKeys[] = {"command",  "config",     "prompts", "env",     "mode",
+                                 "deadline", "stop_grace", "memory",  "results", "container_sample_period"};
 constexpr const char* kResultsKeys[] = {"requests",      "prompt_id", "latency_seconds", "output_tokens",
                                         "time_to_first_token_seconds", "error", "duration_seconds", "tool",
                                         "simulated"};
@@ -134,8 +134,11 @@ absl::StatusOr<WorkflowConfig> Parse(const YAML::Node& section, const AllowList&
                    absl::StrCat(Key("mode"), " must be letters, digits, '.', '_' or '-', got '", config.mode, "'"));
   }
 
+  config.names_container = Uses(config.command, "{container}");
   for (auto [key, out] : {std::pair<const char*, absl::Duration*>{"deadline", &config.deadline},
-                          std::pair<const char*, absl::Duration*>{"stop_grace", &config.stop_grace}}) {
+                          std::pair<const char*, absl::Duration*>{"stop_grace", &config.stop_grace},
+                          std::pair<const char*, absl::Duration*>{"container_sample_period",
+                                                                  &config.container_sample_period}}) {
     if (const YAML::Node node = section[key]) {
       absl::StatusOr<absl::Duration> value = Duration(node, key);
       if (!value.ok()) return value.status();
@@ -150,8 +153,16 @@ absl::StatusOr<WorkflowConfig> Parse(const YAML::Node& section, const AllowList&
       config.memory = MemoryMethod::kCgroup;
     } else if (value == "rusage") {
       config.memory = MemoryMethod::kRusage;
+    } else if (value == "container") {
+      if (!config.names_container) {
+        return ErrorAt(memory, absl::StrCat(Key("memory"), " is container but command ", config.command_name,
+                                            " has no {container} to name the container by (e.g. docker run --name "
+                                            "{container} ...)"));
+      }
+      config.memory = MemoryMethod::kContainer;
     } else {
-      return ErrorAt(memory, absl::StrCat(Key("memory"), " must be auto, cgroup or rusage, got '", value, "'"));
+      return ErrorAt(memory,
+                     absl::StrCat(Key("memory"), " must be auto, cgroup, rusage or container, got '", value, "'"));
     }
   }
   if (const YAML::Node results = section["results"]; results && !results.IsNull()) {
@@ -197,9 +208,10 @@ absl::Status CheckPathValue(std::string_view what, const std::string& value) {
 }
 
 absl::StatusOr<std::vector<std::string>> FillCommand(const CommandTemplate& command, const std::string& config,
-                                                     const std::string& prompts, const std::string& output) {
+                                                     const std::string& prompts, const std::string& output,
+                                                     const std::string& container) {
   const std::pair<const char*, const std::string*> values[] = {
-      {"{config}", &config}, {"{prompts}", &prompts}, {"{output}", &output}};
+      {"{config}", &config}, {"{prompts}", &prompts}, {"{output}", &output}, {"{container}", &container}};
   std::vector<std::string> argv;
   for (const std::string& arg : command.argv) {
     for (const auto& [placeholder, value] : values) {
@@ -208,9 +220,14 @@ absl::StatusOr<std::vector<std::string>> FillCommand(const CommandTemplate& comm
       }
     }
     // One pass, so a value that itself holds "{output}" is not filled again.
-    argv.push_back(absl::StrReplaceAll(arg, {{"{config}", config}, {"{prompts}", prompts}, {"{output}", output}}));
+    argv.push_back(absl::StrReplaceAll(
+        arg, {{"{config}", config}, {"{prompts}", prompts}, {"{output}", output}, {"{container}", container}}));
   }
   return argv;
+}
+
+std::string ContainerName(int64_t pid, absl::Time now, int n) {
+  return absl::StrCat("benchfleet-", pid, "-", absl::ToUnixSeconds(now), "-", n);
 }
 
 absl::StatusOr<WorkflowConfig> ParseWorkflowSection(const YAML::Node& section, const AllowList& allow) {

@@ -7,6 +7,7 @@
 #ifndef BENCHFLEET_AGENT_BACKENDS_WORKFLOW_WORKFLOW_CONFIG_H_
 #define BENCHFLEET_AGENT_BACKENDS_WORKFLOW_WORKFLOW_CONFIG_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ enum class MemoryMethod {
   kAuto,    // a cgroup when the agent can make one, else rusage
   kCgroup,  // a cgroup, or the run FAILS saying why not
   kRusage,  // wait4's ru_maxrss (the largest process of the tree)
+  // The container's memory from its runtime (`docker stats`, sampled): the command's template
+  // must hold {container}. kAuto does this too when the template holds {container}.
+  kContainer,
 };
 
 // JSON pointers to the figures in the results file; the defaults are the documented schema
@@ -49,6 +53,11 @@ struct WorkflowConfig {
   absl::Duration deadline = absl::Hours(1);
   absl::Duration stop_grace = absl::Seconds(5);
   MemoryMethod memory = MemoryMethod::kAuto;
+  // True when the template holds {container}: the agent names the container (a fresh name per
+  // run) and, with memory auto or container, samples its memory from the runtime.
+  bool names_container = false;
+  // Between two `docker stats` samples of the container.
+  absl::Duration container_sample_period = absl::Seconds(1);
   ResultsFormat results;
 };
 
@@ -60,10 +69,16 @@ struct WorkflowConfig {
 //                      allow.workflow_dirs (the AllowList's message, with what it lists)
 absl::StatusOr<WorkflowConfig> ParseWorkflowSection(const YAML::Node& section, const AllowList& allow);
 
-// Returns the command's argv with {config}, {prompts} and {output} replaced by the values.
-// INVALID_ARGUMENT when a placeholder is there without a value: never runs a half-filled line.
+// Returns the command's argv with {config}, {prompts}, {output} and {container} replaced by the
+// values. INVALID_ARGUMENT when a placeholder is there without a value: never runs a half-filled
+// line.
 absl::StatusOr<std::vector<std::string>> FillCommand(const CommandTemplate& command, const std::string& config,
-                                                     const std::string& prompts, const std::string& output);
+                                                     const std::string& prompts, const std::string& output,
+                                                     const std::string& container = "");
+
+// Returns a container name for one run: "benchfleet-<pid>-<unix seconds>-<n>" (docker's name
+// rules: [a-zA-Z0-9][a-zA-Z0-9_.-]*), unique on this host for this agent process.
+std::string ContainerName(int64_t pid, absl::Time now, int n);
 
 // Checks a value for a placeholder: an absolute path in canonical form (no "..", no "//"),
 // without control characters. INVALID_ARGUMENT naming what.

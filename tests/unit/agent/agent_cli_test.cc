@@ -118,7 +118,7 @@ TEST_F(AgentCliTest, BadConfigIsExitCode2WithFileAndLine) {
   std::ofstream(config) << "labels: {}\nlabls: {}\n";
   EXPECT_EQ(Run({"conditions", "--config", config}), 2);
   EXPECT_EQ(err(), absl::StrCat("benchfleet-agent conditions: error: ", config,
-                                ":2: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, device_sampling, labels, allow)\n"));
+                                ":2: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, device_sampling, labels, allow, ca_cert, plaintext)\n"));
 }
 
 TEST_F(AgentCliTest, SimulateWithoutCoordinatorKeepsRecordsForServe) {
@@ -226,6 +226,31 @@ TEST_F(AgentCliTest, ServeWithoutCoordinatorIsABadInput) {
   EXPECT_EQ(Run({"serve", "--state-dir", state_}), 2);
   EXPECT_EQ(err(), "benchfleet-agent serve: error: no coordinator: pass --coordinator, set BENCHFLEET_COORDINATOR or "
                    "coordinator: in agent.yaml\n");
+}
+
+TEST_F(AgentCliTest, DeviceSamplingTakesWithCpuLoadAndRefusesAnythingElseWithExitCode2) {
+  // Accepted: serve starts with it, finds nothing to send and exits when drained.
+  ASSERT_EQ(Run({"serve", "--coordinator", gateway_.address(), "--state-dir", state_, "--exit-when-drained",
+                 "--device-sampling", "with_cpu_load"}),
+            0)
+      << err();
+  EXPECT_THAT(err(), HasSubstr("serve: outbox drained, exiting (--exit-when-drained)"));
+
+  // Refused before anything starts, naming the three values.
+  const std::string refused = "error: --device-sampling: 'sometimes' is not one of auto, off, with_cpu_load\n";
+  EXPECT_EQ(Run({"serve", "--coordinator", gateway_.address(), "--state-dir", state_, "--device-sampling",
+                 "sometimes"}),
+            2);
+  EXPECT_EQ(err(), "benchfleet-agent serve: " + refused);
+  EXPECT_EQ(gateway_.batches(), 0);
+
+  const std::string spec = tmp_.path() + "/spec.yaml";
+  std::ofstream(spec) << "series: sampled\ntask: t\nbackend: llama-server\nllama-server:\n"
+                      << "  binary: /opt/llama/llama-server\n  model: /models/m.gguf\n  modes:\n    cpu: []\n"
+                      << "runs:\n  cold: 1\n";
+  EXPECT_EQ(Run({"run", spec, "--out", series_, "--state-dir", state_, "--device-sampling", "sometimes"}), 2);
+  EXPECT_EQ(err(), "benchfleet-agent run: " + refused);
+  EXPECT_FALSE(std::ifstream(series_ + "/spec.yaml").good()) << "nothing is written before the flags are checked";
 }
 
 TEST_F(AgentCliTest, EveryCommandHasHelpAndBadFlagsFail) {

@@ -85,7 +85,7 @@ TEST(AgentConfigTest, UnknownDeviceSamplingIsNamedWithItsLine) {
 TEST(AgentConfigTest, UnknownTopLevelKeyIsNamedWithItsLine) {
   const absl::Status s = ErrorOf("coordinator: a:1\n\nlabls:\n  x: y\n");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), absl::StrCat(kSource, ":3: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, device_sampling, labels, allow)"));
+  EXPECT_EQ(s.message(), absl::StrCat(kSource, ":3: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, device_sampling, labels, allow, ca_cert, plaintext)"));
 }
 
 TEST(AgentConfigTest, UnknownAllowKeyIsNamedWithItsLine) {
@@ -114,7 +114,7 @@ TEST(AgentConfigTest, WrongShapesAreRefused) {
   EXPECT_EQ(ErrorOf("metrics_listen: [127.0.0.1:9101]\n").message(),
             absl::StrCat(kSource, ":1: metrics_listen must be a string"));
   EXPECT_EQ(ErrorOf("- a\n- b\n").message(),
-            absl::StrCat(kSource, ":1: the top level must be a map with the keys coordinator, state_dir, metrics_listen, device_sampling, labels, allow"));
+            absl::StrCat(kSource, ":1: the top level must be a map with the keys coordinator, state_dir, metrics_listen, device_sampling, labels, allow, ca_cert, plaintext"));
 }
 
 TEST(AgentConfigTest, InvalidYamlSaysWhere) {
@@ -129,6 +129,15 @@ TEST(AgentConfigTest, MissingFileIsNotFound) {
   EXPECT_EQ(config.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(config.status().message(),
             "cannot read agent config: open /nonexistent/agent.yaml: No such file or directory");
+}
+
+TEST(AgentConfigTest, TheFleetCaAndPlaintextKeys) {
+  auto config = ParseAgentConfig("ca_cert: /etc/benchfleet/ca.pem\nplaintext: true\n", kSource);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->ca_cert, "/etc/benchfleet/ca.pem");
+  EXPECT_TRUE(config->plaintext);
+  EXPECT_FALSE(ParseAgentConfig("", kSource)->plaintext);
+  EXPECT_EQ(ErrorOf("plaintext: sometimes\n").message(), absl::StrCat(kSource, ":1: plaintext must be true or false"));
 }
 
 }  // namespace

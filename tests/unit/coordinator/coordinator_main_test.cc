@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -51,7 +52,7 @@ class CoordinatorMainTest : public ::testing::Test {
 
   // Runs the coordinator to completion and returns its exit code.
   int RunToEnd(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
-    args.insert(args.begin(), BinaryPath("benchfleet-coordinator"));
+    args.insert(args.begin(), {BinaryPath("benchfleet-coordinator"), "--plaintext"});
     Subprocess p(args, env, log_);
     return p.Wait();
   }
@@ -75,8 +76,8 @@ TEST_F(CoordinatorMainTest, AnUnknownFlagIsAUsageError) {
 }
 
 TEST_F(CoordinatorMainTest, AnUnreachableDatabaseFailsStartUpWithoutShowingThePassword) {
-  EXPECT_EQ(RunToEnd({"--database-url", "postgresql://bob:hunter2@127.0.0.1:1/bf",
-                      "--database-wait-seconds", "1", "--listen", "127.0.0.1:0"}),
+  EXPECT_EQ(RunToEnd({"--database-wait-seconds", "1", "--listen", "127.0.0.1:0"},
+                     {{"BENCHFLEET_DATABASE_URL", "postgresql://bob:hunter2@127.0.0.1:1/bf"}}),
             1);
   const std::string log = ReadAll(log_);
   EXPECT_THAT(log, HasSubstr("benchfleet-coordinator: cannot reach the database at "
@@ -84,22 +85,67 @@ TEST_F(CoordinatorMainTest, AnUnreachableDatabaseFailsStartUpWithoutShowingThePa
   EXPECT_THAT(log, Not(HasSubstr("hunter2")));
 }
 
+TEST_F(CoordinatorMainTest, APasswordOnTheCommandLineIsRefusedWithoutBeingShown) {
+  EXPECT_EQ(RunToEnd({"--database-url", "postgresql://bob:hunter2@127.0.0.1:1/bf", "--listen", "127.0.0.1:0"}), 2);
+  const std::string log = ReadAll(log_);
+  EXPECT_THAT(log, HasSubstr("--database-url holds a password"));
+  EXPECT_THAT(log, HasSubstr("--database-url-file or BENCHFLEET_DATABASE_URL"));
+  EXPECT_THAT(log, Not(HasSubstr("hunter2")));
+}
+
+TEST_F(CoordinatorMainTest, TheUrlFileMayHoldThePasswordAndItIsNeverShown) {
+  const std::string file = dir_ + "/db-url";
+  {
+    std::ofstream out(file);
+    out << "postgresql://bob:hunter2@127.0.0.1:1/bf\n";
+  }
+  EXPECT_EQ(RunToEnd({"--database-url-file", file, "--database-wait-seconds", "1", "--listen", "127.0.0.1:0"}), 1);
+  const std::string log = ReadAll(log_);
+  EXPECT_THAT(log, HasSubstr("cannot reach the database at postgresql://bob:***@127.0.0.1:1/bf"));
+  EXPECT_THAT(log, Not(HasSubstr("hunter2")));
+}
+
+TEST_F(CoordinatorMainTest, PlaintextOffLoopbackIsRefusedUnlessInsecure) {
+  PgTestDb db;
+  BENCHFLEET_REQUIRE_PG(db);
+  // RunToEnd passes --plaintext: the address decides.
+  EXPECT_EQ(RunToEnd({"--listen", "0.0.0.0:0"}, {{"BENCHFLEET_DATABASE_URL", db.url()}}), 2);
+  EXPECT_THAT(ReadAll(log_), HasSubstr("refusing to listen in plaintext on 0.0.0.0:0"));
+}
+
+TEST_F(CoordinatorMainTest, WithoutTlsFilesOrPlaintextItSaysWhatToGive) {
+  Subprocess p({BinaryPath("benchfleet-coordinator"), "--listen", "127.0.0.1:0"}, {}, log_);
+  EXPECT_EQ(p.Wait(), 2);
+  EXPECT_THAT(ReadAll(log_), HasSubstr("TLS needs --tls-cert, --tls-key and --tls-client-ca"));
+}
+
+TEST_F(CoordinatorMainTest, CaInitWritesTheFilesOnceAndNeverOverwritesTheCa) {
+  const std::string out = dir_ + "/ca";
+  EXPECT_EQ(RunToEnd({"ca", "init", "--out", out, "--server-name", "coordinator.example", "--server-name", "10.0.0.5"}), 0);
+  for (const char* name : {"ca.pem", "ca-key.pem", "server.pem", "server-key.pem"}) {
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + name)) << name;
+  }
+  EXPECT_EQ(std::filesystem::status(out + "/ca-key.pem").permissions() & std::filesystem::perms::group_read,
+            std::filesystem::perms::none);
+  EXPECT_EQ(RunToEnd({"ca", "init", "--out", out}), 1);
+}
+
 TEST_F(CoordinatorMainTest, AnAddressThatCannotBeBoundFailsStartUp) {
   PgTestDb db;
   BENCHFLEET_REQUIRE_PG(db);
-  EXPECT_EQ(RunToEnd({"--database-url", db.url(), "--listen", "not-an-address"}), 1);
-  EXPECT_THAT(ReadAll(log_), HasSubstr("benchfleet-coordinator: cannot listen on not-an-address"));
+  EXPECT_EQ(RunToEnd({"--database-url", db.url(), "--listen", "127.0.0.1:notaport"}), 1);
+  EXPECT_THAT(ReadAll(log_), HasSubstr("benchfleet-coordinator: cannot listen on 127.0.0.1:notaport"));
 }
 
 TEST_F(CoordinatorMainTest, ServesUntilSigtermAndTakesTheUrlFromTheEnvironment) {
   PgTestDb db;
   BENCHFLEET_REQUIRE_PG(db);
-  Subprocess p({BinaryPath("benchfleet-coordinator"), "--listen", "127.0.0.1:0", "--metrics-listen",
+  Subprocess p({BinaryPath("benchfleet-coordinator"), "--plaintext", "--listen", "127.0.0.1:0", "--metrics-listen",
                 "127.0.0.1:0"},
                {{"BENCHFLEET_DATABASE_URL", db.url()}}, log_);
   ASSERT_TRUE(WaitForText(log_, "benchfleet-coordinator listening on 127.0.0.1:", p)) << ReadAll(log_);
   EXPECT_EQ(db.QueryValue("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"),
-            "0001_init,0002_fleet,0003_record_pb");
+            "0001_init,0002_fleet,0003_record_pb,0004_auth");
   p.Signal(SIGTERM);
   EXPECT_EQ(p.Wait(), 0);
   EXPECT_THAT(ReadAll(log_), HasSubstr("SIGTERM received: shutting down"));
@@ -108,7 +154,7 @@ TEST_F(CoordinatorMainTest, ServesUntilSigtermAndTakesTheUrlFromTheEnvironment) 
 TEST_F(CoordinatorMainTest, WithoutAUrlItRunsAPrivatePostgresOnASocketOnly) {
   if (!coordinator::FindPostgresBinDir().ok()) GTEST_SKIP() << "no PostgreSQL server binaries";
   const std::string data = dir_ + "/data";
-  const std::vector<std::string> args = {BinaryPath("benchfleet-coordinator"), "--listen",
+  const std::vector<std::string> args = {BinaryPath("benchfleet-coordinator"), "--plaintext", "--listen",
                                          "127.0.0.1:0", "--data-dir", data};
   const std::map<std::string, std::string> no_url = {{"BENCHFLEET_DATABASE_URL", ""}};
   {

@@ -324,6 +324,7 @@ benchfleet_coordinator_records_rejected_total{reason="invalid_run_id"} 0
 benchfleet_coordinator_records_rejected_total{reason="malformed"} 1
 benchfleet_coordinator_records_rejected_total{reason="missing_agent_id"} 0
 benchfleet_coordinator_records_rejected_total{reason="missing_run_id"} 0
+benchfleet_coordinator_records_rejected_total{reason="permission_denied"} 0
 benchfleet_coordinator_records_rejected_total{reason="refused_by_database"} 0
 benchfleet_coordinator_records_rejected_total{reason="too_large"} 0
 benchfleet_coordinator_records_rejected_total{reason="unknown_phase"} 0

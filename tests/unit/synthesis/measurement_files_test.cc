@@ -152,6 +152,24 @@ TEST(LlamaBenchTest, JsonlWithoutSamplesGivesAMeanOnlyRecordAndABadLineIsSkipped
   EXPECT_EQ(r.skipped[0].reason, "malformed JSON line");
 }
 
+// Found by the llama_bench_json and llama_bench_csv fuzz targets: numbers beyond int64_t were
+// converted (undefined behaviour). An out-of-range sample is skipped; an out-of-range count is 0.
+TEST(LlamaBenchTest, NumbersOutOfRangeAreSkippedOrIgnored) {
+  const std::string dir = testing::MakeTempDir("synth");
+  WriteFile(dir + "/huge.jsonl",
+            "{\"model_type\": \"m\", \"n_prompt\": 1e300, \"n_gen\": 16, \"avg_ts\": 2, "
+            "\"samples_ts\": [1, 2], \"samples_ns\": [1000, 1.8e32]}\n");
+  WriteFile(dir + "/huge.csv", "build_commit,model_type,n_prompt,n_gen,avg_ns,avg_ts\nabc,m,16,-3.3e74,1000,10.5\n");
+  ReadResult r = ReadOk({dir + "/huge.jsonl", dir + "/huge.csv"});
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_THAT(Tasks(r), ElementsAre("m tg16", "m pp16"));
+  EXPECT_EQ(r.records[0].wall_duration().nanos(), 1000);
+  EXPECT_EQ(MetricValue(r.records[0], "tokens"), 16);
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_EQ(r.skipped[0].line, 1u);
+  EXPECT_EQ(r.skipped[0].reason, "sample 2 has samples_ns out of range");
+}
+
 TEST(LlamaBenchTest, MarkdownIsSkippedWithAReason) {
   const std::string md = Fixture("llama-bench/llama-bench.md");
   ReadResult r = ReadOk({md, Fixture("llama-bench/llama-bench.json")});
@@ -193,6 +211,21 @@ TEST(ComfyUiLogTest, OneRunPerPromptExecutedLine) {
             "padding (10, 10) at dimension 3 of input 4");
   EXPECT_THAT(failed.status().log_tail(), HasSubstr("RuntimeError: Argument #4"));
   EXPECT_EQ(failed.metrics_size(), 0);
+}
+
+// Found by the comfyui_log fuzz target: a duration beyond int64_t milliseconds was converted
+// (undefined behaviour). Its line is skipped.
+TEST(ComfyUiLogTest, DurationOutOfRangeIsSkipped) {
+  const std::string path = testing::MakeTempDir("synth") + "/comfyui.log";
+  WriteFile(path, "got prompt\nPrompt executed in 44444444444444444440.13 seconds\n"
+                  "got prompt\nPrompt executed in 0.13 seconds\n");
+  ReadResult r = ReadOk({path});
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_THAT(Lines(r), ElementsAre(4));
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_EQ(r.skipped[0].line, 2u);
+  EXPECT_EQ(r.skipped[0].reason,
+            "duration out of range in \"Prompt executed in 44444444444444444440.13 seconds\"");
 }
 
 TEST(LlamaServerLogTest, PerRequestTimingsWithFileLines) {

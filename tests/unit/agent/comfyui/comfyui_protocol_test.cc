@@ -41,6 +41,18 @@ TEST(ComfyUiProtocolTest, SystemStatsOfTheSimulatorAndGarbage) {
             absl::InvalidArgumentError("/system_stats is not ComfyUI's (no system and devices): <html>"));
 }
 
+// Found by the comfyui_system_stats fuzz target: a size beyond uint64_t was converted (undefined
+// behaviour). It reads as 0, as a negative one does.
+TEST(ComfyUiProtocolTest, SystemStatsSizesOutOfRangeAreZero) {
+  absl::StatusOr<SystemStats> stats = ParseSystemStats(
+      R"({"system": {}, "devices": [{"name": "cpu", "vram_total": 2.3e42, "vram_free": -1, "torch_vram_total": 1e19}]})");
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_EQ(stats->devices.size(), 1u);
+  EXPECT_EQ(stats->devices[0].vram_total, 0u);
+  EXPECT_EQ(stats->devices[0].vram_free, 0u);
+  EXPECT_EQ(stats->devices[0].torch_vram_total, 10000000000000000000u);
+}
+
 TEST(ComfyUiProtocolTest, PromptAccepted) {
   EXPECT_EQ(*ParsePromptAnswer(200, CapturedBody("post_prompt_ok_run1_first.json")),
             "1284e0ae-2e09-49a7-9c02-9f6e6b78cde6");
@@ -196,6 +208,16 @@ TEST(ComfyUiProtocolTest, WebsocketProgressAndGarbage) {
   EXPECT_FALSE(other->has_value());
   EXPECT_EQ(tracker.Feed("not json").status(),
             absl::InvalidArgumentError("a websocket message that is not ComfyUI's: not json"));
+}
+
+// Found by the comfyui_ws fuzz target: a timestamp beyond int64_t was converted (undefined
+// behaviour). It reads as no timestamp.
+TEST(ComfyUiProtocolTest, WebsocketTimestampOutOfRangeIsNone) {
+  ExecutionTracker tracker("p");
+  ASSERT_TRUE(tracker.Feed(R"({"type": "execution_start", "data": {"prompt_id": "p", "timestamp": 1.8e81}})").ok());
+  EXPECT_FALSE(tracker.execution().start_ms.has_value());
+  ASSERT_TRUE(tracker.Feed(R"({"type": "execution_start", "data": {"prompt_id": "p", "timestamp": 1795996576083.0}})").ok());
+  EXPECT_EQ(tracker.execution().start_ms, 1795996576083);
 }
 
 }  // namespace

@@ -41,6 +41,18 @@ TEST(NvidiaSmiParseTest, InfoOfTheH200) {
   EXPECT_EQ(accelerator.attributes().at("uuid"), "GPU-d5afe954-131a-15b3-8507-5643efcdfb20");
 }
 
+// Found by the nvidia_smi fuzz target: a whole number beyond int64_t was converted to print it
+// (undefined behaviour). It prints as a double.
+TEST(NvidiaSmiParseTest, HugeFiguresPrintAsDoubles) {
+  NvidiaGpuInfo gpu;
+  gpu.max_sm_clock_mhz = 1980;
+  gpu.max_memory_clock_mhz = 3.2e21;
+  v1::Accelerator accelerator;
+  FillAccelerator(gpu, &accelerator);
+  EXPECT_EQ(accelerator.attributes().at("max_sm_clock_mhz"), "1980");
+  EXPECT_EQ(accelerator.attributes().at("max_memory_clock_mhz"), "3.2e+21");
+}
+
 TEST(NvidiaSmiParseTest, IdleSampleOfTheH200) {
   auto samples = ParseNvidiaSamples(Fixture("probes/nvidia/query-gpu-sample-idle.csv"));
   ASSERT_TRUE(samples.ok()) << samples.status();
@@ -118,6 +130,11 @@ TEST(NvidiaSmiParseTest, GarbageGivesAReasonNeverACrash) {
               HasSubstr("line 1 is not 'pid, process_name, used_memory'"));
   EXPECT_THAT(ParseNvidiaComputeApps("-5, python, 1").status().message(), HasSubstr("line 1 is not"));
   EXPECT_THAT(ParseNvidiaComputeApps(std::string("\0\xff\xfe", 3)).status().message(), HasSubstr("line 1 is not"));
+  // Found by the nvidia_smi fuzz target: a pid beyond int64_t was converted (undefined behaviour).
+  EXPECT_THAT(ParseNvidiaComputeApps(std::string(54, '3') + ", python, 1").status().message(),
+              HasSubstr("line 1 is not"));
+  EXPECT_THAT(ParseNvidiaComputeApps("2147483648, python, 1").status().message(), HasSubstr("line 1 is not"));
+  EXPECT_EQ(ParseNvidiaComputeApps("2147483647, python, 1").value().at(0).pid, 2147483647);
 }
 
 TEST(NvidiaProbeTest, FillsTheConditionsFromTheTool) {

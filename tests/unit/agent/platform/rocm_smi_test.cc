@@ -76,6 +76,13 @@ TEST(RocmSmiParseTest, GarbageGivesAReasonNeverACrash) {
   EXPECT_EQ(ParseRocmSmiPids(R"({"system": {"PIDabc": "x, 1, 2, 0, unknown"}})").status().message(),
             "rocm-smi --showpids: not a pid: 'PIDabc'");
   EXPECT_EQ(ParseRocmSmiPids("WARNING: No AMD GPUs specified").status().code(), absl::StatusCode::kInvalidArgument);
+  // Found by the rocm_smi fuzz target: a VRAM figure beyond uint64_t was converted (undefined
+  // behaviour). It is no figure.
+  auto huge = ParseRocmSmiPids(R"({"system": {"PID7": "x, 1, 5.3e76, 0, unknown"}})");
+  ASSERT_TRUE(huge.ok()) << huge.status();
+  ASSERT_EQ(huge->size(), 1u);
+  EXPECT_EQ(huge->at(0).pid, 7);
+  EXPECT_EQ(huge->at(0).used_bytes, std::nullopt);
 }
 
 TEST(AmdProbeTest, ConditionsAndReadingsThroughTheRunner) {
@@ -107,8 +114,8 @@ TEST(AmdProbeTest, ConditionsAndReadingsThroughTheRunner) {
   AmdProbe absent(&missing, &clock);
   ASSERT_TRUE(absent.Probe(&conditions).ok());
   EXPECT_EQ(conditions.accelerators_size(), 2);
-  EXPECT_EQ(absent.notes().at(0).reason, "rocm-smi: not found on PATH");
-  EXPECT_EQ(absent.Read().status().message(), "rocm-smi: not found on PATH");
+  EXPECT_EQ(absent.notes().at(0).reason, "rocm-smi: not found on PATH; amd-smi: not found on PATH");
+  EXPECT_EQ(absent.Read().status().message(), "rocm-smi: not found on PATH; amd-smi: not found on PATH");
 }
 
 }  // namespace

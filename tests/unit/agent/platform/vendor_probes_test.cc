@@ -40,7 +40,7 @@ TEST(VendorProbesTest, TheH200GoesIntoTheConditionsAndItsFingerprint) {
   // The AMD probe found no rocm-smi: a note, and the capture goes on.
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].probe, "amd");
-  EXPECT_EQ(notes[0].reason, "rocm-smi: not found on PATH");
+  EXPECT_EQ(notes[0].reason, "rocm-smi: not found on PATH; amd-smi: not found on PATH");
 
   ScriptedRunner nothing;
   std::vector<ProbeNote> none_notes;
@@ -61,7 +61,7 @@ TEST(VendorProbesTest, TheNotesAreStoredInTheConditionsButNotFingerprinted) {
   ASSERT_TRUE(conditions.ok()) << conditions.status();
   ASSERT_EQ(conditions->probe_notes_size(), 1);
   EXPECT_EQ(conditions->probe_notes(0).probe(), "amd");
-  EXPECT_EQ(conditions->probe_notes(0).reason(), "rocm-smi: not found on PATH");
+  EXPECT_EQ(conditions->probe_notes(0).reason(), "rocm-smi: not found on PATH; amd-smi: not found on PATH");
   v1::MachineConditions without_notes = *conditions;
   without_notes.clear_probe_notes();
   EXPECT_EQ(conditions->fingerprint(), ConditionsFingerprint(without_notes));
@@ -98,7 +98,8 @@ TEST(VendorProbesTest, FindsTheMonitorWhoseToolAnswers) {
   found = FindDeviceMonitor(&none, &no_proc);
   EXPECT_EQ(found.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(found.status().message(),
-            "no device to sample: nvidia: nvidia-smi: not found on PATH; amd: rocm-smi: not found on PATH; cpu: "
+            "no device to sample: nvidia: nvidia-smi: not found on PATH; amd: rocm-smi: not found on PATH; amd-smi: "
+            "not found on PATH; cpu: "
             "/proc/stat: no such file");
 }
 
@@ -114,7 +115,8 @@ TEST(VendorProbesTest, WithoutCpuLoadOnlyTheAcceleratorsToolsAreMonitors) {
   found = FindDeviceMonitor(&none, Env::Default(), /*with_cpu_load=*/false);
   EXPECT_EQ(found.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(found.status().message(),
-            "no device to sample: nvidia: nvidia-smi: not found on PATH; amd: rocm-smi: not found on PATH");
+            "no device to sample: nvidia: nvidia-smi: not found on PATH; amd: rocm-smi: not found on PATH; amd-smi: "
+            "not found on PATH");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "agent/backends/workflow/workflow_backend.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tests/unit/agent/platform/fake_tools.h"
 #include "tests/unit/agent/temp_dir.h"
 
 namespace benchfleet::agent {
@@ -40,6 +42,16 @@ std::vector<int> ProcessesWith(const std::string& needle) {
   return pids;
 }
 
+// True once no process's command line contains needle, within 5 s: a process killed by a
+// signal to its group ends a moment after the signal, on a loaded machine a noticeable one.
+bool NoProcessWithin(const std::string& needle) {
+  for (int i = 0; i < 500; ++i) {
+    if (ProcessesWith(needle).empty()) return true;
+    ::usleep(10 * 1000);
+  }
+  return false;
+}
+
 class WorkflowBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -60,6 +72,15 @@ class WorkflowBackendTest : public ::testing::Test {
     allow.commands["standin-escape"] = command({"--hang-escape"});
     allow.commands["standin-garbage"] = command({"--garbage"});
     allow.commands["standin-exit3"] = command({"--exit-code", "3"});
+    // The stand-in inside a (fake) container: bin/docker is written by the tests that use it.
+    auto in_docker = [&](std::vector<std::string> extra) {
+      std::vector<std::string> argv = {dir_.path() + "/bin/docker", "run", "--rm", "--name", "{container}", "workflow:6",
+                                       WORKFLOW_STANDIN, "--prompts", "{prompts}", "--output", "{output}"};
+      argv.insert(argv.end(), extra.begin(), extra.end());
+      return CommandTemplate{argv, {}};
+    };
+    allow.commands["docker-standin"] = in_docker({"--alloc-mib", "16", "--ms-per-request", "300", "--tokens", "20"});
+    allow.commands["docker-hang"] = in_docker({"--hang"});
     allow_ = std::make_unique<AllowList>(allow, "agent.yaml");
     context_.env = Env::Default();
     context_.allow = allow_.get();
@@ -178,7 +199,7 @@ TEST_F(WorkflowBackendTest, AHungCommandIsKilledWithItsWholeTreeAtTheDeadline) {
   EXPECT_THAT(r.status().log_tail(), HasSubstr("stderr (last 20 lines):\nworkflow-standin: hanging (as asked)"));
   EXPECT_GE(r.wall_duration().seconds(), 1);
   // The stand-in's forked child (same command line) is gone too.
-  EXPECT_TRUE(ProcessesWith(dir_.path()).empty());
+  EXPECT_TRUE(NoProcessWithin(dir_.path()));
 }
 
 // A child that left the process group (setsid) escapes killpg; the cgroup still holds it.
@@ -191,7 +212,7 @@ TEST_F(WorkflowBackendTest, AtTheDeadlineTheCgroupKillsWhatLeftTheProcessGroup) 
   EXPECT_EQ(r.status().message(), "command standin-escape killed at its deadline of 1 s (killed by signal 15 (SIGTERM))");
   ASSERT_EQ(r.memory_size(), 1);
   EXPECT_EQ(r.memory(0).kind(), v1::MEMORY_KIND_CONTAINER_PEAK);
-  EXPECT_TRUE(ProcessesWith(dir_.path()).empty()) << "the setsid child outlived the deadline";
+  EXPECT_TRUE(NoProcessWithin(dir_.path())) << "the setsid child outlived the deadline";
 }
 
 TEST_F(WorkflowBackendTest, FailuresSayWhyWithTheOutputTails) {
@@ -207,6 +228,108 @@ TEST_F(WorkflowBackendTest, FailuresSayWhyWithTheOutputTails) {
   EXPECT_THAT(exit3.status().log_tail(), StartsWith("stdout (last 20 lines):\nworkflow-standin: holding 0 MiB\n"));
   // Each run has files of its own.
   EXPECT_NE(garbage.params().at("results_file"), exit3.params().at("results_file"));
+}
+
+// A fake docker CLI: `run --rm --name NAME IMAGE CMD...` execs CMD (the stand-in); `stats ...
+// NAME` answers "No such container" until that run started, then lines in the recorded
+// `{{json .}}` format (300MiB first, 1.5GiB after); `kill NAME` notes the name. Docker is not
+// needed: the backend only ever runs the CLI.
+void WriteFakeDocker(const std::string& dir) {
+  ::mkdir((dir + "/bin").c_str(), 0755);
+  const std::string state = dir + "/docker-state";
+  ::mkdir(state.c_str(), 0755);
+  testing::WriteTool(dir + "/bin", "docker", absl::StrCat("state='", state, R"sh('
+case "$1" in
+  run)
+    shift
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --rm) shift ;;
+        --name) echo "$2" > "$state/name"; shift 2 ;;
+        *) break ;;
+      esac
+    done
+    shift
+    exec "$@" ;;
+  stats)
+    for last; do :; done
+    if [ "$(cat "$state/name" 2>/dev/null)" != "$last" ]; then
+      echo "Error response from daemon: No such container: $last" >&2
+      exit 1
+    fi
+    n=$(( $(cat "$state/count" 2>/dev/null || echo 0) + 1 ))
+    echo "$n" > "$state/count"
+    if [ "$n" -eq 1 ]; then usage='300MiB / 62.79GiB'; else usage='1.5GiB / 62.79GiB'; fi
+    printf '{"BlockIO":"0B / 0B","CPUPerc":"99.10%%","Container":"%s","ID":"1285939c1fd3","MemPerc":"2.39%%","MemUsage":"%s","Name":"%s","NetIO":"0B / 0B","PIDs":"3"}\n' "$last" "$usage" "$last" ;;
+  kill) echo "$2" > "$state/killed" ;;
+  *) echo "fake docker: $*" >&2; exit 2 ;;
+esac
+)sh"));
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST_F(WorkflowBackendTest, AContainerItNamesIsMeasuredByDockerStatsSampled) {
+  WriteFakeDocker(dir_.path());
+  const v1::RunRecord r =
+      RunOnce(absl::StrCat("command: docker-standin\nprompts: ", prompts_, "\ncontainer_sample_period: 100ms\n"));
+  ASSERT_EQ(r.status().code(), v1::RunStatus::CODE_OK) << r.status().message() << "\n" << r.status().log_tail();
+  const std::string name = r.params().at("container");
+  EXPECT_THAT(name, StartsWith(absl::StrCat("benchfleet-", ::getpid(), "-")));
+  EXPECT_THAT(r.params().at("command_line"), HasSubstr(absl::StrCat(" run --rm --name ", name, " workflow:6 ")));
+  EXPECT_EQ(ReadFile(dir_.path() + "/docker-state/name"), name + "\n");
+  EXPECT_EQ(r.requests_size(), 3);
+  // Only the container's figure: neither a cgroup nor rusage (they would see the docker CLI).
+  ASSERT_EQ(r.memory_size(), 1) << r.DebugString();
+  EXPECT_EQ(r.memory(0).kind(), v1::MEMORY_KIND_CONTAINER_PEAK);
+  EXPECT_EQ(r.memory(0).scope(), "docker container " + name);
+  EXPECT_EQ(r.memory(0).bytes(), 1610612736u);  // "1.5GiB", the highest sample
+  const int samples = std::stoi(ReadFile(dir_.path() + "/docker-state/count"));
+  EXPECT_GE(samples, 2);
+  EXPECT_EQ(r.memory(0).source(),
+            absl::StrCat("docker stats --no-stream MemUsage, sampled: the highest of ", samples,
+                         " samples taken every 0.1 s or more while the command ran; a spike between two samples is "
+                         "missed, so the true peak can be higher"));
+  EXPECT_THAT(r.params().at("memory_samples"), StartsWith(absl::StrCat(samples, " of ")));
+  EXPECT_EQ(r.params().count("memory_cgroup_unavailable"), 0u);
+}
+
+TEST_F(WorkflowBackendTest, AContainerThatNeverAnswersLeavesNoFigureButTheReason) {
+  // A docker whose stats always fail: the run is OK, without a memory figure, saying why.
+  ::mkdir((dir_.path() + "/bin").c_str(), 0755);
+  testing::WriteTool(dir_.path() + "/bin", "docker",
+                     "case \"$1\" in\n"
+                     "  run) shift 5; exec \"$@\" ;;\n"
+                     "  stats) echo 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock.' >&2; exit 1 ;;\n"
+                     "esac\n");
+  const v1::RunRecord r = RunOnce(absl::StrCat("command: docker-standin\nprompts: ", prompts_,
+                                               "\ncontainer_sample_period: 100ms\nmemory: container\n"));
+  ASSERT_EQ(r.status().code(), v1::RunStatus::CODE_OK) << r.status().message() << "\n" << r.status().log_tail();
+  EXPECT_EQ(r.memory_size(), 0) << r.DebugString();
+  const std::string name = r.params().at("container");
+  EXPECT_THAT(r.params().at("memory_container_error"),
+              StartsWith(absl::StrCat("no docker stats sample of container ", name, " in ")));
+  EXPECT_THAT(r.params().at("memory_container_error"),
+              HasSubstr(absl::StrCat(" attempts: ", dir_.path(), "/bin/docker stats --no-stream --format {{json .}} ",
+                                     name, " exited with code 1: Cannot connect to the Docker daemon at "
+                                     "unix:///var/run/docker.sock.")));
+}
+
+TEST_F(WorkflowBackendTest, AtTheDeadlineTheContainerIsKilledThroughTheRuntime) {
+  WriteFakeDocker(dir_.path());
+  const v1::RunRecord r = RunOnce(absl::StrCat("command: docker-hang\nprompts: ", prompts_,
+                                               "\ndeadline: 1s\nstop_grace: 200ms\ncontainer_sample_period: 100ms\n"));
+  EXPECT_EQ(r.status().code(), v1::RunStatus::CODE_FAILED);
+  EXPECT_EQ(r.status().message(), "command docker-hang killed at its deadline of 1 s (killed by signal 15 (SIGTERM))");
+  const std::string name = r.params().at("container");
+  EXPECT_EQ(ReadFile(dir_.path() + "/docker-state/killed"), name + "\n");  // docker kill NAME
+  EXPECT_EQ(r.params().count("container_kill"), 0u);
+  ASSERT_EQ(r.memory_size(), 1);
+  EXPECT_EQ(r.memory(0).kind(), v1::MEMORY_KIND_CONTAINER_PEAK);
+  EXPECT_TRUE(NoProcessWithin(dir_.path()));
 }
 
 TEST_F(WorkflowBackendTest, RefusesAModeItDoesNotHave) {

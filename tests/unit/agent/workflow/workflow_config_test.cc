@@ -23,6 +23,10 @@ AllowList Allow() {
        "{output}"},
       {"ACCELERATOR"}};
   allow.commands["bare"] = CommandTemplate{{"/opt/bare", "--out", "{output}"}, {}};
+  allow.commands["in-docker"] = CommandTemplate{
+      {"/usr/bin/docker", "run", "--rm", "--name", "{container}", "-v", "/srv/workflows:/srv/workflows",
+       "workflow:6", "--input", "{prompts}", "--output", "{output}"},
+      {}};
   return AllowList(allow, kAgentYaml);
 }
 
@@ -73,7 +77,7 @@ TEST(WorkflowConfigTest, DefaultsWithoutEnv) {
 TEST(WorkflowConfigTest, ACommandOutsideTheAllowListIsRefusedWithWhatIsListed) {
   ExpectError("workflow:\n  command: rm-everything\n", absl::StatusCode::kPermissionDenied,
               "command rm-everything is not in this agent's allow-list (allow.commands in /etc/benchfleet/agent.yaml); "
-              "allow.commands lists: bare, workflow-v6");
+              "allow.commands lists: bare, in-docker, workflow-v6");
 }
 
 TEST(WorkflowConfigTest, PlaceholderValuesAreChecked) {
@@ -106,11 +110,11 @@ TEST(WorkflowConfigTest, OnlyTheEnvironmentTheCommandListsMayBeSet) {
 TEST(WorkflowConfigTest, BadKeysAndValuesNameTheirLine) {
   ExpectError("workflow:\n  command: bare\n  dedline: 5s\n", absl::StatusCode::kInvalidArgument,
               "line 3: unknown key workflow.dedline (known keys: command, config, prompts, env, mode, deadline, "
-              "stop_grace, memory, results)");
+              "stop_grace, memory, results, container_sample_period)");
   ExpectError("workflow:\n  command: bare\n  deadline: soon\n", absl::StatusCode::kInvalidArgument,
               "line 3: workflow.deadline must be a positive duration such as 30m, 90s or 500ms, got 'soon'");
   ExpectError("workflow:\n  command: bare\n  memory: docker\n", absl::StatusCode::kInvalidArgument,
-              "line 3: workflow.memory must be auto, cgroup or rusage, got 'docker'");
+              "line 3: workflow.memory must be auto, cgroup, rusage or container, got 'docker'");
   ExpectError("workflow:\n  command: bare\n  results: {requests: data}\n", absl::StatusCode::kInvalidArgument,
               "line 3: workflow.results.requests must be a JSON pointer such as /data/items (RFC 6901)");
   ExpectError("workflow:\n  deadline: 5s\n", absl::StatusCode::kInvalidArgument,
@@ -128,6 +132,46 @@ TEST(WorkflowConfigTest, FillCommandRefusesAPlaceholderWithoutValue) {
   argv = FillCommand(command, "", "/p/{output}", "/o.json");
   ASSERT_TRUE(argv.ok());
   EXPECT_THAT(*argv, ElementsAre("/opt/t", "--in=/p/{output}", "--out", "/o.json"));
+}
+
+TEST(WorkflowConfigTest, ACommandNamingItsContainerIsSampledFromTheRuntime) {
+  absl::StatusOr<WorkflowConfig> config =
+      ParseSpec("workflow:\n  command: in-docker\n  prompts: /srv/workflows/p.jsonl\n"
+                "  container_sample_period: 250ms\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->names_container);
+  EXPECT_EQ(config->memory, MemoryMethod::kAuto);
+  EXPECT_EQ(config->container_sample_period, absl::Milliseconds(250));
+  const std::string name = ContainerName(4242, absl::FromUnixSeconds(1767225600), 3);
+  EXPECT_EQ(name, "benchfleet-4242-1767225600-3");
+  absl::StatusOr<std::vector<std::string>> argv =
+      FillCommand(config->command, config->config, config->prompts, "/var/lib/out/r1.json", name);
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  EXPECT_THAT(*argv, ElementsAre("/usr/bin/docker", "run", "--rm", "--name", "benchfleet-4242-1767225600-3", "-v",
+                                 "/srv/workflows:/srv/workflows", "workflow:6", "--input", "/srv/workflows/p.jsonl",
+                                 "--output", "/var/lib/out/r1.json"));
+  // Never run with the container unnamed.
+  EXPECT_EQ(FillCommand(config->command, "", config->prompts, "/o.json").status().message(),
+            "argument '{container}' holds {container} but no value was given for it");
+
+  config = ParseSpec("workflow:\n  command: in-docker\n  prompts: /srv/workflows/p.jsonl\n  memory: container\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->memory, MemoryMethod::kContainer);
+  EXPECT_EQ(config->container_sample_period, absl::Seconds(1));
+
+  ExpectError("workflow:\n  command: bare\n  memory: container\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.memory is container but command bare has no {container} to name the container by "
+              "(e.g. docker run --name {container} ...)");
+  ExpectError("workflow:\n  command: bare\n  memory: sometimes\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.memory must be auto, cgroup, rusage or container, got 'sometimes'");
+  ExpectError("workflow:\n  command: in-docker\n  prompts: /srv/workflows/p.jsonl\n  container_sample_period: 0s\n",
+              absl::StatusCode::kInvalidArgument,
+              "line 4: workflow.container_sample_period must be a positive duration such as 30m, 90s or 500ms, got '0s'");
+  // A spec cannot name the container: the agent does.
+  ExpectError("workflow:\n  command: in-docker\n  prompts: /srv/workflows/p.jsonl\n  container: mine\n",
+              absl::StatusCode::kInvalidArgument,
+              "line 4: unknown key workflow.container (known keys: command, config, prompts, env, mode, deadline, "
+              "stop_grace, memory, results, container_sample_period)");
 }
 
 TEST(AllowCommandsConfigTest, ParsesCommandsAndRefusesBadOnes) {
@@ -148,7 +192,7 @@ TEST(AllowCommandsConfigTest, ParsesCommandsAndRefusesBadOnes) {
             "agent.yaml:4: allow.commands.x.argv must start with the program's absolute path");
   EXPECT_EQ(error("allow:\n  commands:\n    x:\n      argv: [/bin/x, '{input}']\n"),
             "agent.yaml:4: allow.commands.x.argv: unknown placeholder '{input}' in '{input}' (known placeholders: "
-            "{config}, {prompts}, {output})");
+            "{config}, {prompts}, {output}, {container})");
   EXPECT_EQ(error("allow:\n  commands:\n    x:\n      argv: [/bin/x]\n      env: [LD-PRELOAD]\n"),
             "agent.yaml:5: allow.commands.x.env entry 'LD-PRELOAD' is not a variable name");
   EXPECT_EQ(error("allow:\n  commands:\n    x:\n      args: [/bin/x]\n"),

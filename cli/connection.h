@@ -1,0 +1,33 @@
+// How the `benchfleet` command reaches a coordinator: Main sets the security once from
+// --ca-cert / $BENCHFLEET_CA_CERT and --token-file / $BENCHFLEET_TOKEN_FILE / $BENCHFLEET_TOKEN
+// (never a token on the command line), before any client is made; every client's channel comes
+// from CoordinatorChannel. Set once, then read-only: thread-safe after that.
+#ifndef BENCHFLEET_CLI_CONNECTION_H_
+#define BENCHFLEET_CLI_CONNECTION_H_
+
+#include <grpcpp/channel.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/grpc_channel.h"
+
+namespace benchfleet::cli {
+
+void SetClientSecurity(ChannelSecurity security);
+const ChannelSecurity& ClientSecurity();
+
+// Resolves the security from the flags (empty: not given) and the environment, reading the files.
+absl::StatusOr<ChannelSecurity> ResolveClientSecurity(const std::string& ca_cert_flag,
+                                                      const std::string& token_file_flag);
+
+// A channel to `address` with the security set; INVALID_ARGUMENT when it cannot be used for
+// that address (plaintext off loopback, a token without TLS).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> CoordinatorChannel(const std::string& address,
+                                                                  const grpc::ChannelArguments& args);
+
+}  // namespace benchfleet::cli
+
+#endif  // BENCHFLEET_CLI_CONNECTION_H_

@@ -1,0 +1,27 @@
+// EnrollmentService: the gRPC Enrollment API (auth.proto). Open to anyone (no certificate, no
+// token: the enrollment token is the credential); each enrollment is audited. Thread-safe.
+#ifndef BENCHFLEET_COORDINATOR_AUTH_ENROLLMENT_SERVICE_H_
+#define BENCHFLEET_COORDINATOR_AUTH_ENROLLMENT_SERVICE_H_
+
+#include "benchfleet/v1/auth.grpc.pb.h"
+#include "coordinator/auth/auth_admin.h"
+#include "coordinator/auth/authorizer.h"
+
+namespace benchfleet::coordinator {
+
+class EnrollmentService final : public v1::Enrollment::Service {
+ public:
+  // The pointers must outlive the service.
+  EnrollmentService(AuthAdmin* admin, const Authorizer* authorizer);
+
+  grpc::Status Enroll(grpc::ServerContext* context, const v1::EnrollRequest* request,
+                      v1::EnrollResponse* response) override;
+
+ private:
+  AuthAdmin* const admin_;
+  const Authorizer* const authorizer_;
+};
+
+}  // namespace benchfleet::coordinator
+
+#endif  // BENCHFLEET_COORDINATOR_AUTH_ENROLLMENT_SERVICE_H_
