@@ -185,6 +185,10 @@ bool CoordinatorServer::listening_for_notify() const {
   return notify_listener_ != nullptr && notify_listener_->listening();
 }
 
+bool CoordinatorServer::listening_for_revocations() const {
+  return auth_listener_ != nullptr && auth_listener_->listening();
+}
+
 void CoordinatorServer::WakeScheduler() {
   {
     std::lock_guard<std::mutex> lock(tick_mu_);

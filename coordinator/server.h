@@ -138,6 +138,9 @@ class CoordinatorServer {
   // thread). Tests wait for it before they count on a NOTIFY.
   bool listening_for_notify() const;
 
+  // True while the revocation listener (NOTIFY benchfleet_auth) holds a LISTENing connection.
+  bool listening_for_revocations() const;
+
   // Stops taking records, lets the group being committed finish (its Acks are written when the
   // agent is still there), then closes the streams and the listener. Pending, uncommitted
   // records are not acknowledged: agents re-send them. The scheduler thread and the NOTIFY

@@ -386,6 +386,45 @@ TEST_F(SecurityTest, RevokingAnAgentClosesItsStreamAndRefusesItsCertificate) {
   EXPECT_EQ(again.rw->Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }
 
+TEST_F(SecurityTest, RevokingOnOneCoordinatorClosesTheStreamOnAnother) {
+  coordinator::CoordinatorServerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.database_url = db_.url();
+  options.tick_interval = absl::ZeroDuration();
+  options.tls = {pki_.server_cert, pki_.server_key, pki_.ca_cert, pki_.ca_key};
+  coordinator::CoordinatorServer other(options);
+  ASSERT_TRUE(other.Start().ok());
+  const absl::Time listen_deadline = absl::Now() + absl::Seconds(10);
+  while (!other.listening_for_revocations() && absl::Now() < listen_deadline) absl::SleepFor(absl::Milliseconds(20));
+  ASSERT_TRUE(other.listening_for_revocations());
+
+  // The agent streams to the other coordinator; the operator revokes it on this one.
+  const Enrolled a = EnrollNew("agent-a");
+  ChannelSecurity security;
+  security.ca_cert_pem = pki_.ca_cert;
+  security.cert_pem = a.cert;
+  security.key_pem = a.key;
+  Stream s = Open(*NewCoordinatorChannel(other.address(), security), "agent-a");
+  v1::CoordinatorMessage message;
+  ASSERT_TRUE(s.rw->Read(&message));
+  ASSERT_TRUE(message.welcome().accepted());
+
+  auto admin = v1::Admin::NewStub(TokenChannel(kOperatorToken));
+  v1::RevokeAgentRequest request;
+  request.set_agent_id("agent-a");
+  v1::RevokeAgentResponse response;
+  auto context = Context();
+  ASSERT_TRUE(admin->RevokeAgent(context.get(), request, &response).ok());
+  EXPECT_EQ(response.streams_closed(), 0u);  // not on this coordinator
+
+  const absl::Time start = absl::Now();
+  while (s.rw->Read(&message)) {
+  }
+  EXPECT_EQ(s.rw->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  other.Shutdown();
+}
+
 TEST_F(SecurityTest, TokensAndRolesGuardTheAdminAndFleetServices) {
   // No token, an unknown token.
   for (const std::string& token : {std::string(), std::string("bft_unknown")}) {
