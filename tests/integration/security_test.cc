@@ -195,6 +195,25 @@ class SecurityTest : public ::testing::Test {
     return v1::Ack();
   }
 
+  // Revokes the agent as the operator, on this coordinator.
+  bool Revoke(const std::string& agent_id, v1::RevokeAgentResponse* response) {
+    auto admin = v1::Admin::NewStub(TokenChannel(kOperatorToken));
+    v1::RevokeAgentRequest request;
+    request.set_agent_id(agent_id);
+    auto context = Context();
+    return admin->RevokeAgent(context.get(), request, response).ok();
+  }
+
+  // Reads the stream to its end; returns its status and how long that took.
+  static grpc::Status ReadToEnd(Stream& s, absl::Duration* took) {
+    const absl::Time start = absl::Now();
+    v1::CoordinatorMessage message;
+    while (s.rw->Read(&message)) {
+    }
+    *took = absl::Now() - start;
+    return s.rw->Finish();
+  }
+
   std::string Count(const std::string& table) const { return db_.QueryValue("SELECT count(*) FROM " + table); }
 
   testing::PgTestDb db_;
@@ -364,22 +383,16 @@ TEST_F(SecurityTest, RevokingAnAgentClosesItsStreamAndRefusesItsCertificate) {
   ASSERT_TRUE(s.rw->Read(&welcome));
   ASSERT_TRUE(welcome.welcome().accepted());
 
-  auto admin = v1::Admin::NewStub(TokenChannel(kOperatorToken));
-  v1::RevokeAgentRequest request;
-  request.set_agent_id("agent-a");
   v1::RevokeAgentResponse response;
-  auto context = Context();
-  ASSERT_TRUE(admin->RevokeAgent(context.get(), request, &response).ok());
+  ASSERT_TRUE(Revoke("agent-a", &response));
   EXPECT_EQ(response.certificates_revoked(), 1u);
   EXPECT_EQ(response.streams_closed(), 1u);
 
   // The open stream ends at once (its deadline is 10 s away).
-  const absl::Time start = absl::Now();
+  absl::Duration took;
+  EXPECT_EQ(ReadToEnd(s, &took).error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_LT(took, absl::Seconds(5));
   v1::CoordinatorMessage message;
-  while (s.rw->Read(&message)) {
-  }
-  EXPECT_EQ(s.rw->Finish().error_code(), grpc::StatusCode::CANCELLED);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 
   Stream again = Open(CertChannel(a.cert, a.key), "agent-a");
   EXPECT_FALSE(again.rw->Read(&message));
@@ -409,19 +422,13 @@ TEST_F(SecurityTest, RevokingOnOneCoordinatorClosesTheStreamOnAnother) {
   ASSERT_TRUE(s.rw->Read(&message));
   ASSERT_TRUE(message.welcome().accepted());
 
-  auto admin = v1::Admin::NewStub(TokenChannel(kOperatorToken));
-  v1::RevokeAgentRequest request;
-  request.set_agent_id("agent-a");
   v1::RevokeAgentResponse response;
-  auto context = Context();
-  ASSERT_TRUE(admin->RevokeAgent(context.get(), request, &response).ok());
+  ASSERT_TRUE(Revoke("agent-a", &response));
   EXPECT_EQ(response.streams_closed(), 0u);  // not on this coordinator
 
-  const absl::Time start = absl::Now();
-  while (s.rw->Read(&message)) {
-  }
-  EXPECT_EQ(s.rw->Finish().error_code(), grpc::StatusCode::CANCELLED);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  absl::Duration took;
+  EXPECT_EQ(ReadToEnd(s, &took).error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_LT(took, absl::Seconds(5));
   other.Shutdown();
 }
 
