@@ -1,7 +1,9 @@
 #include "synthesis/guide.h"
 
+#include <deque>
 #include <functional>
 #include <future>
+#include <string_view>
 
 #include "synthesis/analysis/table.h"
 #include "synthesis/render/html.h"
@@ -44,16 +46,23 @@ std::string MachineClass(const v1::RunRecord& record,
 
 std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, const std::vector<Lang>& langs) {
   const auto& conditions = input.conditions;
-  const std::vector<v1::RunRecord>& records = input.records;
+  // Every record by address, wherever it is kept (a vector, or the database reader's arenas).
+  std::vector<const v1::RunRecord*> records;
+  records.reserve(input.records.size() + input.arena_records.records.size());
+  for (const v1::RunRecord& r : input.records) records.push_back(&r);
+  records.insert(records.end(), input.arena_records.records.begin(), input.arena_records.records.end());
   // Each record's MachineLabel once, on two threads, with each known machine's label built once:
-  // the guide asks for the label of every record three times (cells, series, classes), and the
+  // the guide needs the label of every record three times (cells, series, classes), and the
   // lookups and "hostname (class)" strings, millions of them, showed in the profile.
   std::map<std::string, std::string, std::less<>> label_of_conditions;
   for (const auto& [fingerprint, c] : conditions) label_of_conditions.emplace(fingerprint, LabelOfConditions(c));
-  std::vector<std::string> labels(records.size());
-  auto label = [&](size_t from, size_t to) {
+  // Views: of label_of_conditions' strings, or of `computed` (one deque per thread, whose strings
+  // stay put) for the records it does not know; no copy of a label per record.
+  std::vector<std::string_view> labels(records.size());
+  std::deque<std::string> computed[2];
+  auto label = [&](size_t from, size_t to, std::deque<std::string>* own) {
     for (size_t i = from; i < to; ++i) {
-      const v1::RunRecord& record = records[i];
+      const v1::RunRecord& record = *records[i];
       if (!record.params().contains("machine")) {
         auto it = label_of_conditions.find(record.conditions_fingerprint());
         if (it != label_of_conditions.end()) {
@@ -61,22 +70,14 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
           continue;
         }
       }
-      labels[i] = MachineLabel(record, conditions);
+      labels[i] = own->emplace_back(MachineLabel(record, conditions));
     }
   };
   {
-    auto first_half = std::async(std::launch::async, label, 0, records.size() / 2);
-    label(records.size() / 2, records.size());
+    auto first_half = std::async(std::launch::async, label, 0, records.size() / 2, &computed[0]);
+    label(records.size() / 2, records.size(), &computed[1]);
     first_half.get();
   }
-  auto machine_of = [&](const v1::RunRecord& record) {
-    // std::less: a total order even for a record from elsewhere, which gets its label computed.
-    const std::less<const v1::RunRecord*> before;
-    if (!before(&record, records.data()) && before(&record, records.data() + records.size())) {
-      return labels[static_cast<size_t>(&record - records.data())];
-    }
-    return MachineLabel(record, conditions);
-  };
   GuideContext context;
   context.conditions = input.conditions;
   context.targets = input.targets ? *input.targets : DefaultTargets();
@@ -84,14 +85,16 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
   // analysis: worked out meanwhile. Until get(), only that thread touches `context`.
   std::future<std::vector<SeriesDraft>> series = std::async(std::launch::async, [&] {
     for (size_t i = 0; i < records.size(); ++i) {
-      // The first record of a label gives its class.
-      if (!context.class_of_machine.contains(labels[i])) {
-        context.class_of_machine.emplace(labels[i], MachineClass(records[i], conditions));
+      // The first record of a label gives its class (a label like the one before is known already).
+      if (i > 0 && labels[i] == labels[i - 1]) continue;
+      std::string machine(labels[i]);
+      if (!context.class_of_machine.contains(machine)) {
+        context.class_of_machine.emplace(std::move(machine), MachineClass(*records[i], conditions));
       }
     }
-    return DraftSeries(records, context, machine_of);
+    return DraftSeriesLabelled(records, labels, context);
   });
-  Analysis analysis = Analyze(records, machine_of);
+  Analysis analysis = AnalyzeLabelled(records, labels);
   GuideModel model = BuildGuideModel(series.get(), context, &analysis);
   std::vector<std::string> skipped;
   for (const auto& s : input.skipped) {

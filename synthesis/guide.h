@@ -19,7 +19,10 @@
 namespace benchfleet::synthesis {
 
 struct GuideInput {
+  // The records: `records` (files, coordinator) and those of `arena_records` (the database's, on
+  // the arenas they were decoded onto), both read by the guide; the order does not matter.
   std::vector<v1::RunRecord> records;
+  ArenaRecords arena_records;
   // MachineConditions by fingerprint (series folders' conditions.json, or the coordinator's table).
   std::map<std::string, v1::MachineConditions> conditions;
   // What could not be read (listed in the guide).

@@ -193,11 +193,13 @@ grpc::Status AdminService::RevokeAgent(grpc::ServerContext* context, const v1::R
   Caller caller;
   if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
   if (request->agent_id().empty()) return ToGrpcStatus(absl::InvalidArgumentError("RevokeAgent needs an agent id"));
+  // This coordinator's streams first, so that the count is theirs (the NOTIFY that the revocation
+  // sends would close them too, racing with this call). A reconnection in between is refused or,
+  // if it wins the race, closed by that NOTIFY once the revocation is committed.
+  if (close_agent_streams_) response->set_streams_closed(static_cast<uint32_t>(close_agent_streams_(request->agent_id())));
   absl::StatusOr<int> revoked = auth_store_->RevokeAgent(request->agent_id(), authorizer_->Now());
   if (!revoked.ok()) return ToGrpcStatus(revoked.status());
   response->set_certificates_revoked(static_cast<uint32_t>(*revoked));
-  // The NOTIFY closes it too; closing here as well makes "at once" true before this returns.
-  if (close_agent_streams_) response->set_streams_closed(static_cast<uint32_t>(close_agent_streams_(request->agent_id())));
   authorizer_->Audit(caller, kMethod, request->agent_id(),
                      nlohmann::json{{"certificates_revoked", *revoked}, {"streams_closed", response->streams_closed()}}.dump());
   return grpc::Status::OK;

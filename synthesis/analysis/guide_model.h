@@ -242,6 +242,10 @@ struct SeriesDraft {
 // Reads `records` only; thread-safe as long as `machine_of` is.
 std::vector<SeriesDraft> DraftSeries(const std::vector<v1::RunRecord>& records, const GuideContext& context,
                                      const MachineOf& machine_of);
+// DraftSeries over records given by address, machines[i] being the machine label of records[i].
+std::vector<SeriesDraft> DraftSeriesLabelled(const std::vector<const v1::RunRecord*>& records,
+                                             const std::vector<std::string_view>& machines,
+                                             const GuideContext& context);
 // Adds each series' two count sources, in order, and returns the series.
 std::vector<SeriesConditions> AddSeriesSources(std::vector<SeriesDraft> drafts, Analysis* analysis);
 

@@ -153,16 +153,29 @@ std::vector<SeriesConditions> AddSeriesSources(std::vector<SeriesDraft> drafts, 
 
 std::vector<SeriesDraft> DraftSeries(const std::vector<v1::RunRecord>& records, const GuideContext& context,
                                      const MachineOf& machine_of) {
+  std::vector<const v1::RunRecord*> addresses;
+  std::vector<std::string> machines;
+  addresses.reserve(records.size());
+  machines.reserve(records.size());
+  for (const v1::RunRecord& r : records) {
+    addresses.push_back(&r);
+    machines.push_back(machine_of(r));
+  }
+  return DraftSeriesLabelled(addresses, std::vector<std::string_view>(machines.begin(), machines.end()), context);
+}
+
+std::vector<SeriesDraft> DraftSeriesLabelled(const std::vector<const v1::RunRecord*>& records,
+                                             const std::vector<std::string_view>& machines,
+                                             const GuideContext& context) {
   // One series per (key, machine): an imported file may hold the runs of several machines (a
   // generic CSV's "machine" column), and a series names one machine.
   // Found by views of the record's own strings, the key copied once per series.
   std::map<std::pair<std::string, std::string>, std::vector<const v1::RunRecord*>, PairLess> groups;
-  for (const auto& r : records) {
-    const std::string machine = machine_of(r);
-    const std::pair<std::string_view, std::string_view> key{SeriesKeyOf(r), machine};
+  for (size_t i = 0; i < records.size(); ++i) {
+    const std::pair<std::string_view, std::string_view> key{SeriesKeyOf(*records[i]), machines[i]};
     auto it = groups.find(key);
     if (it == groups.end()) it = groups.emplace(std::pair<std::string, std::string>(key), std::vector<const v1::RunRecord*>{}).first;
-    it->second.push_back(&r);
+    it->second.push_back(records[i]);
   }
 
   struct Pending {

@@ -54,18 +54,19 @@ struct CellKeyLess {
   }
 };
 
-std::map<CellKey, std::vector<const v1::RunRecord*>> GroupByCell(const std::vector<v1::RunRecord>& records,
-                                                                 const MachineOf& machine_of) {
+std::map<CellKey, std::vector<const v1::RunRecord*>> GroupByCell(const std::vector<const v1::RunRecord*>& records,
+                                                                 const std::vector<std::string_view>& machines) {
   // Looked up by views and CellKey built once per cell: a key of five strings copied per record
   // was a tenth of the analysis at a million runs.
   std::map<CellKey, std::vector<const v1::RunRecord*>, CellKeyLess> cells;
-  for (const auto& r : records) {
-    const std::string machine = machine_of(r);
+  for (size_t i = 0; i < records.size(); ++i) {
+    const v1::RunRecord& r = *records[i];
+    const std::string_view machine = machines[i];
     const std::string matrix = MatrixString(r);
     const CellKeyView view{r.task(), machine, r.backend(), r.mode(), matrix, r.phase()};
     auto it = cells.find(view);
     if (it == cells.end()) {
-      it = cells.emplace(CellKey{r.task(), machine, r.backend(), r.mode(), matrix, r.phase()},
+      it = cells.emplace(CellKey{r.task(), std::string(machine), r.backend(), r.mode(), matrix, r.phase()},
                          std::vector<const v1::RunRecord*>{}).first;
     }
     it->second.push_back(&r);
@@ -98,6 +99,7 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
   Cell cell;
   cell.key = key;
   std::vector<const v1::RunRecord*> ok;
+  ok.reserve(runs.size());
   for (const auto* r : runs) {
     cell.simulated = cell.simulated || r->simulated();
     if (r->status().code() == v1::RunStatus::CODE_OK) ok.push_back(r);
@@ -110,7 +112,10 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
     }
   }
 
+  // Reserved: growing a vector of a cell's quarter of a million runs moved every one each time.
   std::vector<const v1::RunRecord*> accepted;
+  accepted.reserve(ok.size());
+  cell.runs.reserve(ok.size());
   for (const auto* r : runs) {
     std::optional<double> value = MetricOf(*r, cell.metric);
     std::optional<Figure> figure;
@@ -161,15 +166,18 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
       sorted.push_back(rf.figure.value);
     }
     std::sort(sorted.begin(), sorted.end());
-    auto aggregate = [&](const char* op, double value) {
-      return Figure{value, cell.unit, table->AddAggregate(op, refs)};
+    const bool with_median = n >= static_cast<size_t>(kMedianMinRuns);
+    const bool with_quartiles = n > static_cast<size_t>(kDistributionAboveRuns);
+    // The last aggregate takes `refs` itself, the others a copy.
+    auto aggregate = [&](const char* op, double value, bool last) {
+      return Figure{value, cell.unit, table->AddAggregate(op, last ? std::move(refs) : refs)};
     };
-    cell.min = aggregate("min", sorted.front());
-    cell.max = aggregate("max", sorted.back());
-    if (n >= static_cast<size_t>(kMedianMinRuns)) cell.median = aggregate("median", Quantile(sorted, 0.5));
-    if (n > static_cast<size_t>(kDistributionAboveRuns)) {
-      cell.q1 = aggregate("q1", Quantile(sorted, 0.25));
-      cell.q3 = aggregate("q3", Quantile(sorted, 0.75));
+    cell.min = aggregate("min", sorted.front(), false);
+    cell.max = aggregate("max", sorted.back(), !with_median);
+    if (with_median) cell.median = aggregate("median", Quantile(sorted, 0.5), !with_quartiles);
+    if (with_quartiles) {
+      cell.q1 = aggregate("q1", Quantile(sorted, 0.25), false);
+      cell.q3 = aggregate("q3", Quantile(sorted, 0.75), true);
       cell.distribution_only = true;
     }
   }
@@ -283,9 +291,36 @@ double Quantile(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[lo + 1] - sorted[lo]);
 }
 
+namespace {
+
+// The addresses of `records`, the label of each, and views of the labels (what AnalyzeLabelled takes).
+struct Labelled {
+  std::vector<const v1::RunRecord*> addresses;
+  std::vector<std::string> labels;
+  std::vector<std::string_view> views;
+
+  Labelled(const std::vector<v1::RunRecord>& records, const MachineOf& machine_of) {
+    addresses.reserve(records.size());
+    labels.reserve(records.size());
+    for (const v1::RunRecord& r : records) {
+      addresses.push_back(&r);
+      labels.push_back(machine_of(r));
+    }
+    views.assign(labels.begin(), labels.end());
+  }
+};
+
+}  // namespace
+
 Analysis Analyze(const std::vector<v1::RunRecord>& records, const MachineOf& machine_of) {
+  const Labelled labelled(records, machine_of);
+  return AnalyzeLabelled(labelled.addresses, labelled.views);
+}
+
+Analysis AnalyzeLabelled(const std::vector<const v1::RunRecord*>& records,
+                         const std::vector<std::string_view>& machines) {
   Analysis analysis;
-  const auto groups = GroupByCell(records, machine_of);
+  const auto groups = GroupByCell(records, machines);
   std::vector<const std::pair<const CellKey, std::vector<const v1::RunRecord*>>*> cells;
   for (const auto& group : groups) cells.push_back(&group);
 
@@ -330,7 +365,8 @@ Analysis Analyze(const std::vector<v1::RunRecord>& records, const MachineOf& mac
 
 std::vector<Trap> FindTraps(const std::vector<v1::RunRecord>& records, const MachineOf& machine_of) {
   std::vector<Trap> traps;
-  for (const auto& [key, runs] : GroupByCell(records, machine_of)) AppendTraps(key, runs, &traps);
+  const Labelled labelled(records, machine_of);
+  for (const auto& [key, runs] : GroupByCell(labelled.addresses, labelled.views)) AppendTraps(key, runs, &traps);
   return traps;
 }
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "benchfleet/v1/record.pb.h"
@@ -109,6 +110,11 @@ double Quantile(const std::vector<double>& sorted, double p);
 // 50,000 records on, the cells are built on a few threads of its own (which read `records` only;
 // `machine_of` is called on the caller's thread), with the same result.
 Analysis Analyze(const std::vector<v1::RunRecord>& records, const MachineOf& machine_of = DefaultMachineOf);
+
+// Analyze over records given by address, machines[i] being the machine label of records[i]: what
+// BuildGuideFiles calls, with every label worked out once and records that need not be contiguous.
+Analysis AnalyzeLabelled(const std::vector<const v1::RunRecord*>& records,
+                         const std::vector<std::string_view>& machines);
 
 // Returns the traps of `records` alone (same as Analyze(...).traps).
 std::vector<Trap> FindTraps(const std::vector<v1::RunRecord>& records,

@@ -178,6 +178,7 @@ class RecordParser {
       batches_.push_back(std::make_unique<Batch>());
       current_ = batches_.back().get();
       current_->first_row = rows_ + 1;
+      TakeSpareBuffers(current_);
       current_->ends.reserve(kBatchRows);
       current_->bytes.reserve(kBatchRows * (line.size() + 64));
     }
@@ -188,9 +189,11 @@ class RecordParser {
   }
 
   // Waits for every row and appends the records, oldest first (SortRecordsOldestFirst), and the
-  // skipped rows, in row order, to `result` (empty of records). Sorted while still in their batches,
-  // so that each record moves once.
-  void Finish(ReadResult* result) {
+  // skipped rows, in row order, to `result` (empty of records): onto `on_arenas` with the arenas
+  // that hold them when it is given, else copied into result->records. Sorted while still in their
+  // batches, so that each record is placed once. Returns the records where they now are, in order
+  // (for the annotations, before they are handed out).
+  std::vector<v1::RunRecord*> Finish(ReadResult* result, ArenaRecords* on_arenas) {
     if (current_ != nullptr) Submit();
     if (!workers_.empty()) {
       std::unique_lock<std::mutex> lock(mu_);
@@ -202,42 +205,78 @@ class RecordParser {
       std::move(batch->skipped.begin(), batch->skipped.end(), std::back_inserter(result->skipped));
     }
     SortOldestFirst(&keys);
-    result->records.reserve(keys.size());
-    for (const OldestFirstKey& k : keys) result->records.push_back(std::move(*k.record));
+    std::vector<v1::RunRecord*> records;
+    records.reserve(keys.size());
+    if (on_arenas != nullptr) {
+      for (const OldestFirstKey& k : keys) records.push_back(k.record);
+      on_arenas->records.insert(on_arenas->records.end(), records.begin(), records.end());
+      for (auto& batch : batches_) on_arenas->arenas.push_back(std::move(batch->arena));
+    } else {
+      result->records.reserve(keys.size());
+      for (const OldestFirstKey& k : keys) records.push_back(&result->records.emplace_back(*k.record));
+    }
     batches_.clear();
+    return records;
   }
 
  private:
   static constexpr size_t kBatchRows = 512;
 
+  // Arena blocks: a batch's records take about a megabyte; blocks this large come from the
+  // allocator a few at a time, not a page at a time (growing a thread's heap by a page per small
+  // allocation, an mprotect each, was a third of the decode at a million runs).
+  static constexpr size_t kArenaStartBlock = 256 << 10;
+  static constexpr size_t kArenaMaxBlock = 2 << 20;
+
   // The rows of a batch end to end in one buffer (row i ends at ends[i]): one allocation per
-  // batch rather than one string per row, and the records parse straight from it.
+  // batch rather than one string per row, and the records parse straight from it onto the
+  // batch's arena.
   struct Batch {
     uint32_t first_row = 1;
     std::string bytes;
     std::vector<size_t> ends;
-    std::vector<v1::RunRecord> records;
-    std::vector<OldestFirstKey> keys;  // of `records`, read by the worker while they are in its cache
+    std::unique_ptr<google::protobuf::Arena> arena;
+    std::vector<v1::RunRecord*> records;  // on `arena`
+    std::vector<OldestFirstKey> keys;     // of `records`, read by the worker while they are in its cache
     std::vector<Skipped> skipped;
   };
 
   static void Parse(Batch* batch) {
-    batch->records.resize(batch->ends.size());
-    size_t parsed_count = 0;
+    google::protobuf::ArenaOptions options;
+    options.start_block_size = kArenaStartBlock;
+    options.max_block_size = kArenaMaxBlock;
+    batch->arena = std::make_unique<google::protobuf::Arena>(options);
+    batch->records.reserve(batch->ends.size());
+    v1::RunRecord* record = nullptr;  // a row that failed leaves its (cleared) message for the next
     for (size_t i = 0, begin = 0; i < batch->ends.size(); begin = batch->ends[i++]) {
-      v1::RunRecord& record = batch->records[parsed_count];
-      absl::Status parsed = ParseRecordRow(batch->bytes.data() + begin, batch->ends[i] - begin, &record);
+      if (record == nullptr) record = google::protobuf::Arena::CreateMessage<v1::RunRecord>(batch->arena.get());
+      absl::Status parsed = ParseRecordRow(batch->bytes.data() + begin, batch->ends[i] - begin, record);
       if (parsed.ok()) {
-        ++parsed_count;
+        batch->records.push_back(record);
+        record = nullptr;
       } else {
-        record.Clear();
+        record->Clear();
         batch->skipped.push_back({kDatabaseSource, batch->first_row + static_cast<uint32_t>(i),
                                   absl::StrCat("unreadable record: ", parsed.message())});
       }
     }
-    batch->records.resize(parsed_count);
-    batch->keys.reserve(parsed_count);
-    for (v1::RunRecord& r : batch->records) batch->keys.push_back(KeyOf(&r));
+    batch->keys.reserve(batch->records.size());
+    for (v1::RunRecord* r : batch->records) batch->keys.push_back(KeyOf(r));
+    batch->bytes.clear();
+    batch->ends.clear();
+  }
+
+  // A parsed batch's row buffers go back for the next batch to fill: a fresh megabyte per batch
+  // was a page fault per 4 kB, thousands of batches over.
+  void TakeSpareBuffers(Batch* batch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (spare_.empty()) return;
+    batch->bytes = std::move(spare_.back().first);
+    batch->ends = std::move(spare_.back().second);
+    spare_.pop_back();
+  }
+  void GiveBackBuffers(Batch* batch) {  // with mu_ held
+    spare_.emplace_back(std::move(batch->bytes), std::move(batch->ends));
     batch->bytes = {};
     batch->ends = {};
   }
@@ -247,6 +286,8 @@ class RecordParser {
     current_ = nullptr;
     if (workers_.empty()) {
       Parse(batch);
+      std::lock_guard<std::mutex> lock(mu_);
+      GiveBackBuffers(batch);
       return;
     }
     std::unique_lock<std::mutex> lock(mu_);
@@ -272,6 +313,7 @@ class RecordParser {
       {
         std::lock_guard<std::mutex> lock(mu_);
         --pending_;
+        GiveBackBuffers(batch);
       }
       done_cv_.notify_all();
     }
@@ -287,6 +329,8 @@ class RecordParser {
   std::condition_variable done_cv_;  // a batch left the queue or was parsed
   std::deque<Batch*> queue_;         // guarded by mu_
   size_t pending_ = 0;               // queued or being parsed; guarded by mu_
+  // Row buffers of parsed batches, for the next ones (at most as many as batches in flight).
+  std::vector<std::pair<std::string, std::vector<size_t>>> spare_;  // guarded by mu_
   bool closing_ = false;             // guarded by mu_
 };
 
@@ -359,7 +403,8 @@ void UnescapeCopyText(std::string* line) {
   s.resize(out);
 }
 
-absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const RecordFilter& filter) {
+absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const RecordFilter& filter,
+                                                   ArenaRecords* on_arenas) {
   ReadResult result;
   const char* step = "connecting";
   try {
@@ -372,6 +417,7 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
     const std::string copy_sql = RecordsCopySql(quoted_tasks, filter.since);
 
     step = "reading the runs";
+    std::vector<v1::RunRecord*> read;  // the records, oldest first, wherever they are kept
     {
       // libpqxx 6.4's stream_from puts its "table" verbatim after COPY, so a parenthesized query
       // streams like a table; the statement is RecordsCopySql's without its "COPY " and " TO STDOUT".
@@ -380,7 +426,7 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
       RecordParser parser(ParserThreads());
       std::string line;
       while (stream.get_raw_line(line)) parser.Add(line);
-      parser.Finish(&result);
+      read = parser.Finish(&result, on_arenas);
       stream.complete();
     }
 
@@ -388,14 +434,13 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
     // runs, so the guide shows them and excludes invalidated runs. A database made before the
     // fleet migration has no run_annotations table.
     step = "reading the run annotations";
-    if (!result.records.empty() &&
-        tx.exec("SELECT to_regclass('run_annotations') IS NOT NULL")[0][0].as<bool>()) {
+    if (!read.empty() && tx.exec("SELECT to_regclass('run_annotations') IS NOT NULL")[0][0].as<bool>()) {
       const pqxx::result rows =
           tx.exec("SELECT run_id::text, code, reason FROM run_annotations ORDER BY run_id, created, code");
       // Most databases hold none: index the records only when there is something to attach.
       std::map<std::string, v1::RunRecord*> by_id;
       if (!rows.empty()) {
-        for (v1::RunRecord& r : result.records) by_id[absl::AsciiStrToLower(r.run_id())] = &r;
+        for (v1::RunRecord* r : read) by_id[absl::AsciiStrToLower(r->run_id())] = r;
       }
       for (const auto& row : rows) {
         const auto it = by_id.find(row[0].c_str());
@@ -408,8 +453,8 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
 
     // Views of the records' own strings, one lookup per record (most records share a few).
     std::set<std::string_view> fingerprints;
-    for (const v1::RunRecord& r : result.records) {
-      if (!r.conditions_fingerprint().empty()) fingerprints.insert(r.conditions_fingerprint());
+    for (const v1::RunRecord* r : read) {
+      if (!r->conditions_fingerprint().empty()) fingerprints.insert(r->conditions_fingerprint());
     }
     if (!fingerprints.empty()) {
       step = "reading the conditions";

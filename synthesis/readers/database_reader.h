@@ -46,7 +46,10 @@ void UnescapeCopyText(std::string* line);
 // (path "database", line = its row in the COPY). No matching run is OK (empty records).
 // UNAVAILABLE when the database cannot be reached, INTERNAL for another database failure; the
 // messages never contain the URL (nor so its password).
-absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const RecordFilter& filter);
+// With `on_arenas`, the records are appended there, on the arenas they were decoded onto (no copy:
+// what the guide reads a million records with), and ReadResult::records stays empty.
+absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const RecordFilter& filter,
+                                                   ArenaRecords* on_arenas = nullptr);
 
 }  // namespace benchfleet::synthesis
 

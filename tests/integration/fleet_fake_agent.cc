@@ -79,12 +79,19 @@ void FakeAgent::ReadLoop() {
         break;
       }
       case v1::CoordinatorMessage::kAssignTask: {
-        std::lock_guard<std::mutex> lock(mu_);
-        assignments_.push_back(message.assign_task());
-      }
+        // Like the real agent, a task is run once: the coordinator sends a RUNNING task again to
+        // an agent that (re)connects (Scheduler::AgentConnected), which can race with its first
+        // send when the Welcome comes before the scheduler hears of the stream.
+        const v1::TaskAssignment& a = message.assign_task();
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (!received_.insert({a.task_id(), a.attempt()}).second) break;
+          assignments_.push_back(a);
+        }
         cv_.notify_all();
-        HandleAssignment(message.assign_task());
+        HandleAssignment(a);
         break;
+      }
       case v1::CoordinatorMessage::kCancelTask: {
         {
           std::lock_guard<std::mutex> lock(mu_);

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,6 +80,7 @@ class FakeAgent {
   std::condition_variable cv_;
   bool welcomed_ = false;                        // guarded by mu_
   std::vector<v1::TaskAssignment> assignments_;  // guarded by mu_
+  std::set<std::pair<std::string, uint32_t>> received_;  // guarded by mu_: (task id, attempt) run
   std::vector<v1::TaskCancel> cancels_;          // guarded by mu_
   size_t stored_runs_ = 0;                       // guarded by mu_
   size_t heartbeat_acks_ = 0;                    // guarded by mu_
