@@ -19,6 +19,7 @@
 #include "cli/fleet_commands.h"
 #include "cli/guide_input.h"
 #include "cli/output_format.h"
+#include "common/database_url.h"
 #include "common/env.h"
 #include "common/proto_json.h"
 #include "common/proto_time.h"
@@ -93,21 +94,6 @@ int RunGuide(const GuideSource& source, const std::string& out_dir, const std::v
     std::printf("%s/guide.%s.md\n%s/guide.%s.html\n", out_dir.c_str(), code.c_str(), out_dir.c_str(), code.c_str());
   }
   return 0;
-}
-
-// Password check without the coordinator's library: a URL's userinfo password or a password=
-// keyword.
-bool DatabaseUrlHasPassword(const std::string& url) {
-  const size_t scheme = url.find("://");
-  if (scheme != std::string::npos) {
-    const size_t at = url.find('@', scheme + 3);
-    const size_t slash = url.find('/', scheme + 3);
-    if (at != std::string::npos && (slash == std::string::npos || at < slash) &&
-        url.substr(scheme + 3, at - scheme - 3).find(':') != std::string::npos) {
-      return true;
-    }
-  }
-  return url.find("password=") != std::string::npos || url.find("password =") != std::string::npos;
 }
 
 void PrintAuditTable(const std::vector<v1::AuditEntry>& entries) {

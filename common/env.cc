@@ -10,27 +10,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 
 namespace benchfleet {
 namespace {
-
-absl::Status ErrnoStatus(const char* what, const std::string& path, int err) {
-  std::string message = absl::StrCat(what, " ", path, ": ", std::strerror(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(message);
-    case EEXIST:
-      return absl::AlreadyExistsError(message);
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(message);
-    case ENOSPC:
-    case EDQUOT:
-      return absl::ResourceExhaustedError(message);
-    default:
-      return absl::InternalError(message);
-  }
-}
 
 class PosixWritableFile : public WritableFile {
  public:

@@ -1,5 +1,5 @@
 // The coordinator's log: one timestamped line per event on stderr (Debian's Abseil predates
-// absl/log). Never pass it a database URL unredacted (store/pg_errors.h RedactDatabaseUrl).
+// absl/log). Never pass it a database URL unredacted (common/database_url.h RedactDatabaseUrl).
 // Thread-safe: lines from several threads never interleave.
 #ifndef BENCHFLEET_COORDINATOR_LOG_H_
 #define BENCHFLEET_COORDINATOR_LOG_H_

@@ -8,8 +8,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,10 +16,9 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
-#include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/database_url.h"
+#include "common/grpc_channel.h"
 #include "common/tls/certificates.h"
 #include "common/tls/fleet_ca.h"
 #include "common/version.h"
@@ -29,7 +26,6 @@
 #include "coordinator/log.h"
 #include "coordinator/server.h"
 #include "coordinator/store/migrator.h"
-#include "coordinator/store/pg_errors.h"
 
 namespace {
 
@@ -93,29 +89,13 @@ int Fail(const absl::Status& status, int code) {
   return code;
 }
 
-absl::StatusOr<std::string> ReadSecretFile(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (contents.str().empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, " is empty"));
-  return contents.str();
-}
-
-// True for 127.0.0.0/8, ::1 and localhost.
-bool IsLoopback(const std::string& listen) {
-  std::string host = listen.substr(0, listen.rfind(':'));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
-}
-
 absl::Status LoadTls(const TlsFlags& flags, const std::string& listen,
                      benchfleet::coordinator::CoordinatorServerOptions::Tls* tls, std::string* operator_token) {
   if (flags.plaintext) {
     if (!flags.cert.empty() || !flags.key.empty() || !flags.client_ca.empty() || !flags.ca_key.empty()) {
       return absl::InvalidArgumentError("--plaintext and --tls-* / --ca-key exclude each other");
     }
-    if (!IsLoopback(listen)) {
+    if (!benchfleet::IsLoopbackTarget(listen)) {
       if (!flags.insecure) {
         return absl::InvalidArgumentError(absl::StrCat(
             "refusing to listen in plaintext on ", listen,
@@ -134,11 +114,11 @@ absl::Status LoadTls(const TlsFlags& flags, const std::string& listen,
           "TLS needs --tls-cert, --tls-key and --tls-client-ca (`benchfleet-coordinator ca init --out DIR` "
           "makes them); for a demo on loopback, --plaintext");
     }
-    auto cert = ReadSecretFile(flags.cert, "--tls-cert");
+    auto cert = benchfleet::ReadCredentialFile(flags.cert, "--tls-cert");
     if (!cert.ok()) return cert.status();
-    auto key = ReadSecretFile(flags.key, "--tls-key");
+    auto key = benchfleet::ReadCredentialFile(flags.key, "--tls-key");
     if (!key.ok()) return key.status();
-    auto client_ca = ReadSecretFile(flags.client_ca, "--tls-client-ca");
+    auto client_ca = benchfleet::ReadCredentialFile(flags.client_ca, "--tls-client-ca");
     if (!client_ca.ok()) return client_ca.status();
     if (absl::Status s = benchfleet::tls::CheckKeyMatchesCertificate(*key, *cert); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--tls-key does not go with --tls-cert: ", s.message()));
@@ -147,7 +127,7 @@ absl::Status LoadTls(const TlsFlags& flags, const std::string& listen,
     tls->server_key_pem = std::move(*key);
     tls->client_ca_pem = std::move(*client_ca);
     if (!flags.ca_key.empty()) {
-      auto ca_key = ReadSecretFile(flags.ca_key, "--ca-key");
+      auto ca_key = benchfleet::ReadCredentialFile(flags.ca_key, "--ca-key");
       if (!ca_key.ok()) return ca_key.status();
       if (absl::Status s = benchfleet::tls::CheckKeyMatchesCertificate(*ca_key, tls->client_ca_pem); !s.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("--ca-key does not go with --tls-client-ca: ", s.message()));
@@ -156,9 +136,9 @@ absl::Status LoadTls(const TlsFlags& flags, const std::string& listen,
     }
   }
   if (!flags.operator_token_file.empty()) {
-    auto token = ReadSecretFile(flags.operator_token_file, "--operator-token-file");
+    auto token = benchfleet::ReadCredentialFile(flags.operator_token_file, "--operator-token-file");
     if (!token.ok()) return token.status();
-    *operator_token = std::string(absl::StripAsciiWhitespace(*token));
+    *operator_token = std::move(*token);
     if (operator_token->size() < 20) {
       return absl::InvalidArgumentError("--operator-token-file: a token of at least 20 characters is needed");
     }
@@ -259,7 +239,7 @@ int main(int argc, char** argv) {
   }
   if (ca_init->parsed()) return InitCa(ca_out, server_names, server_days);
 
-  if (!database_url.empty() && benchfleet::coordinator::DatabaseUrlHasPassword(database_url)) {
+  if (!database_url.empty() && benchfleet::DatabaseUrlHasPassword(database_url)) {
     std::fprintf(stderr,
                  "benchfleet-coordinator: --database-url holds a password, which any user can read "
                  "in the process list: put the URL in --database-url-file or BENCHFLEET_DATABASE_URL\n");
@@ -270,9 +250,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "benchfleet-coordinator: give --database-url or --database-url-file, not both\n");
       return kExitUsage;
     }
-    auto url = ReadSecretFile(database_url_file, "--database-url-file");
+    auto url = benchfleet::ReadCredentialFile(database_url_file, "--database-url-file");
     if (!url.ok()) return Fail(url.status(), kExitUsage);
-    database_url = std::string(absl::StripAsciiWhitespace(*url));
+    database_url = std::move(*url);
   }
   if (database_url.empty()) {
     if (const char* env = std::getenv("BENCHFLEET_DATABASE_URL"); env != nullptr) database_url = env;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 #include "common/tls/certificates.h"
 
 namespace benchfleet::tls {
@@ -17,24 +18,6 @@ namespace {
 
 // Certificates start this long before `now`: a host whose clock lags by less still accepts them.
 constexpr absl::Duration kClockSkewAllowance = absl::Hours(1);
-
-absl::Status ErrnoError(absl::string_view what, const std::string& path, int err) {
-  std::string message = absl::StrCat(what, " ", path, ": ", std::strerror(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(message);
-    case EEXIST:
-      return absl::AlreadyExistsError(message);
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(message);
-    case ENOSPC:
-    case EDQUOT:
-      return absl::ResourceExhaustedError(message);
-    default:
-      return absl::InternalError(message);
-  }
-}
 
 std::string DirName(const std::string& path) {
   size_t slash = path.find_last_of('/');
@@ -49,11 +32,11 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
 
 absl::Status SyncDir(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open", dir, errno);
+  if (fd < 0) return ErrnoStatus("open", dir, errno);
   int rc = ::fsync(fd);
   int err = errno;
   ::close(fd);
-  if (rc != 0) return ErrnoError("fsync", dir, err);
+  if (rc != 0) return ErrnoStatus("fsync", dir, err);
   return absl::OkStatus();
 }
 
@@ -68,7 +51,7 @@ absl::Status CreateDir(const std::string& dir, mode_t mode) {
   if (parent != dir) {
     if (absl::Status s = CreateDir(parent, 0755); !s.ok()) return s;
   }
-  if (::mkdir(dir.c_str(), mode) != 0 && errno != EEXIST) return ErrnoError("mkdir", dir, errno);
+  if (::mkdir(dir.c_str(), mode) != 0 && errno != EEXIST) return ErrnoStatus("mkdir", dir, errno);
   return absl::OkStatus();
 }
 
@@ -78,11 +61,11 @@ absl::StatusOr<std::string> WriteTemporary(const std::string& path, const std::s
   std::string tmp = path + ".tmp-XXXXXX";
   // mkostemp creates the file 0600: no wider than a secret's final mode at any moment.
   int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) return ErrnoError("create a temporary file for", path, errno);
+  if (fd < 0) return ErrnoStatus("create a temporary file for", path, errno);
   auto fail = [&](absl::string_view what, int err) {
     ::close(fd);
     ::unlink(tmp.c_str());
-    return ErrnoError(what, tmp, err);
+    return ErrnoStatus(what, tmp, err);
   };
   if (::fchmod(fd, mode) != 0) return fail("fchmod", errno);
   const char* data = contents.data();
@@ -100,7 +83,7 @@ absl::StatusOr<std::string> WriteTemporary(const std::string& path, const std::s
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    return ErrnoError("close", tmp, err);
+    return ErrnoStatus("close", tmp, err);
   }
   return tmp;
 }
@@ -113,7 +96,7 @@ absl::Status WriteNewSecretFile(const std::string& path, const std::string& cont
   int rc = ::link(tmp->c_str(), path.c_str());
   int err = errno;
   ::unlink(tmp->c_str());
-  if (rc != 0) return ErrnoError("link", path, err);
+  if (rc != 0) return ErrnoStatus("link", path, err);
   return SyncDir(DirName(path));
 }
 
@@ -136,7 +119,7 @@ absl::Status WriteSecretFile(const std::string& path, const std::string& content
   if (::rename(tmp->c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp->c_str());
-    return ErrnoError("rename to", path, err);
+    return ErrnoStatus("rename to", path, err);
   }
   return SyncDir(DirName(path));
 }

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "common/database_url.h"
 
 namespace benchfleet::coordinator {
 
@@ -26,12 +27,9 @@ absl::Status PqxxStatus(const std::exception& e, std::string_view what);
 // redoing the same rows cannot succeed, so they are stored one by one to find the bad one.
 bool IsContentError(std::string_view sqlstate);
 
-// Returns the URL (postgresql://user:PASSWORD@host/db) or keyword form (password=PASSWORD)
-// with the password replaced by "***".
-std::string RedactDatabaseUrl(std::string_view url);
-
-// True when the URL holds a password (a secret that must not come from the command line).
-inline bool DatabaseUrlHasPassword(std::string_view url) { return RedactDatabaseUrl(url) != url; }
+// The store's callers redact URLs with common/database_url.h.
+using ::benchfleet::DatabaseUrlHasPassword;
+using ::benchfleet::RedactDatabaseUrl;
 
 }  // namespace benchfleet::coordinator
 
