@@ -129,18 +129,17 @@ absl::StatusOr<synthesis::GuideInput> LoadGuideInput(Env* env, const GuideSource
     read = ReadFromCoordinator(source);
     where = absl::StrCat("the coordinator at ", source.coordinator);
   } else {
-    read = synthesis::ReadRecordsFromDatabase(database_url, filter, &input.arena_records);
+    read = synthesis::ReadRecordsFromDatabase(database_url, filter, &input.rows);
     where = "the database";
   }
   if (!read.ok()) return read.status();
 
   // Files are filtered here; the coordinator and the database selected already, and the same
   // test again keeps the three inputs' selections identical (e.g. a time between microseconds).
-  const size_t read_count = read->records.size() + input.arena_records.records.size();
+  const size_t read_count = read->records.size() + input.rows.rows.size();
   std::erase_if(read->records, [&](const v1::RunRecord& r) { return !synthesis::RecordMatches(filter, r); });
-  std::erase_if(input.arena_records.records,
-                [&](const v1::RunRecord* r) { return !synthesis::RecordMatches(filter, *r); });
-  if (read->records.empty() && input.arena_records.records.empty()) {
+  std::erase_if(input.rows.rows, [&](const synthesis::RunRow* r) { return !synthesis::RecordMatches(filter, *r); });
+  if (read->records.empty() && input.rows.rows.empty()) {
     const std::string filters = DescribeFilters(source);
     if (filters.empty()) return absl::InvalidArgumentError(absl::StrCat("no records in ", where));
     return absl::InvalidArgumentError(absl::StrCat("no records match ", filters, " in ", where, " (", read_count,
@@ -149,7 +148,7 @@ absl::StatusOr<synthesis::GuideInput> LoadGuideInput(Env* env, const GuideSource
   // Views of the records' own strings: no copy of a fingerprint per record.
   std::set<std::string_view> named;
   for (const v1::RunRecord& r : read->records) named.insert(r.conditions_fingerprint());
-  for (const v1::RunRecord* r : input.arena_records.records) named.insert(r->conditions_fingerprint());
+  for (const synthesis::RunRow* r : input.rows.rows) named.insert(r->conditions_fingerprint);
   for (auto& [fingerprint, conditions] : read->conditions) {
     if (named.count(fingerprint) != 0) input.conditions.emplace(fingerprint, std::move(conditions));
   }

@@ -20,37 +20,34 @@ std::string LabelOfConditions(const v1::MachineConditions& c) {
 
 }  // namespace
 
-std::string MachineLabel(const v1::RunRecord& record,
-                         const std::map<std::string, v1::MachineConditions>& conditions) {
-  auto it = conditions.find(record.conditions_fingerprint());
-  if (record.params().contains("machine") || it == conditions.end()) {
-    std::string label = DefaultMachineOf(record);
+std::string MachineLabel(const RunRow& run, const std::map<std::string, v1::MachineConditions>& conditions) {
+  auto it = conditions.find(std::string(run.conditions_fingerprint));
+  if (run.FindParam("machine") || it == conditions.end()) {
+    std::string_view label = DefaultMachineOfRow(run);
     // An imported file that names no machine: the file stands for it.
-    if (label.empty() && record.provenance().kind() == v1::Provenance::KIND_FILE) label = record.provenance().file();
-    return label;
+    if (label.empty() && run.provenance_kind == v1::Provenance::KIND_FILE) label = run.provenance_file;
+    return std::string(label);
   }
   return LabelOfConditions(it->second);
 }
 
-std::string MachineClass(const v1::RunRecord& record,
-                         const std::map<std::string, v1::MachineConditions>& conditions) {
-  auto it = conditions.find(record.conditions_fingerprint());
+std::string MachineClass(const RunRow& run, const std::map<std::string, v1::MachineConditions>& conditions) {
+  auto it = conditions.find(std::string(run.conditions_fingerprint));
   if (it != conditions.end()) {
     auto cls = it->second.labels().find("class");
     if (cls != it->second.labels().end()) return cls->second;
   }
-  auto param = record.params().find("class");
-  if (param != record.params().end()) return param->second;
-  return MachineLabel(record, conditions);
+  if (std::optional<std::string_view> cls = run.FindParam("class")) return std::string(*cls);
+  return MachineLabel(run, conditions);
 }
 
 std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, const std::vector<Lang>& langs) {
   const auto& conditions = input.conditions;
-  // Every record by address, wherever it is kept (a vector, or the database reader's arenas).
-  std::vector<const v1::RunRecord*> records;
-  records.reserve(input.records.size() + input.arena_records.records.size());
-  for (const v1::RunRecord& r : input.records) records.push_back(&r);
-  records.insert(records.end(), input.arena_records.records.begin(), input.arena_records.records.end());
+  // Every run as a row: the records given whole first, then the database reader's rows.
+  RunRows all;
+  AddRows(input.records, &all);
+  all.rows.insert(all.rows.end(), input.rows.rows.begin(), input.rows.rows.end());
+  const std::vector<const RunRow*>& records = all.rows;
   // Each record's MachineLabel once, on two threads, with each known machine's label built once:
   // the guide needs the label of every record three times (cells, series, classes), and the
   // lookups and "hostname (class)" strings, millions of them, showed in the profile.
@@ -62,9 +59,9 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
   std::deque<std::string> computed[2];
   auto label = [&](size_t from, size_t to, std::deque<std::string>* own) {
     for (size_t i = from; i < to; ++i) {
-      const v1::RunRecord& record = *records[i];
-      if (!record.params().contains("machine")) {
-        auto it = label_of_conditions.find(record.conditions_fingerprint());
+      const RunRow& record = *records[i];
+      if (!record.FindParam("machine")) {
+        auto it = label_of_conditions.find(record.conditions_fingerprint);
         if (it != label_of_conditions.end()) {
           labels[i] = it->second;
           continue;

@@ -13,16 +13,17 @@
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/record.pb.h"
 #include "synthesis/analysis/guide_model.h"
+#include "synthesis/analysis/run_row.h"
 #include "synthesis/readers/measurement_files.h"
 #include "synthesis/render/render.h"
 
 namespace benchfleet::synthesis {
 
 struct GuideInput {
-  // The records: `records` (files, coordinator) and those of `arena_records` (the database's, on
-  // the arenas they were decoded onto), both read by the guide; the order does not matter.
+  // The records: `records` (files, coordinator) and the rows of `rows` (the database's, made as
+  // they were decoded), both read by the guide; the order does not matter.
   std::vector<v1::RunRecord> records;
-  ArenaRecords arena_records;
+  RunRows rows;
   // MachineConditions by fingerprint (series folders' conditions.json, or the coordinator's table).
   std::map<std::string, v1::MachineConditions> conditions;
   // What could not be read (listed in the guide).
@@ -31,14 +32,12 @@ struct GuideInput {
   std::optional<Targets> targets;
 };
 
-// A machine's label in the guide: "hostname (class)" from its conditions when the record's
-// fingerprint is known and it has no params["machine"] (imported files), else DefaultMachineOf, else
-// (an imported file that names no machine) the file's path.
-std::string MachineLabel(const v1::RunRecord& record,
-                         const std::map<std::string, v1::MachineConditions>& conditions);
+// A machine's label in the guide: "hostname (class)" from its conditions when the run's
+// fingerprint is known and it has no params["machine"] (imported files), else DefaultMachineOfRow,
+// else (an imported file that names no machine) the file's path.
+std::string MachineLabel(const RunRow& run, const std::map<std::string, v1::MachineConditions>& conditions);
 // The class of a machine: its conditions' "class" label, else params["class"], else the label.
-std::string MachineClass(const v1::RunRecord& record,
-                         const std::map<std::string, v1::MachineConditions>& conditions);
+std::string MachineClass(const RunRow& run, const std::map<std::string, v1::MachineConditions>& conditions);
 
 // Builds every file of the guide for `langs`, by file name.
 std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, const std::vector<Lang>& langs);

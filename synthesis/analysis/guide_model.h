@@ -242,8 +242,8 @@ struct SeriesDraft {
 // Reads `records` only; thread-safe as long as `machine_of` is.
 std::vector<SeriesDraft> DraftSeries(const std::vector<v1::RunRecord>& records, const GuideContext& context,
                                      const MachineOf& machine_of);
-// DraftSeries over records given by address, machines[i] being the machine label of records[i].
-std::vector<SeriesDraft> DraftSeriesLabelled(const std::vector<const v1::RunRecord*>& records,
+// DraftSeries over the rows of the records (run_row.h), machines[i] being the machine label of rows[i].
+std::vector<SeriesDraft> DraftSeriesLabelled(const std::vector<const RunRow*>& records,
                                              const std::vector<std::string_view>& machines,
                                              const GuideContext& context);
 // Adds each series' two count sources, in order, and returns the series.

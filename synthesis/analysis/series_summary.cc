@@ -15,35 +15,25 @@
 namespace benchfleet::synthesis {
 namespace {
 
-std::string MatrixString(const v1::RunRecord& r) {
-  if (r.matrix().empty()) return "";  // most runs: no sorted copy of an empty map
-  std::map<std::string, std::string> sorted(r.matrix().begin(), r.matrix().end());
-  std::string out;
-  for (const auto& [k, v] : sorted) out += (out.empty() ? "" : ";") + k + "=" + v;
-  return out;
-}
-
 // Same run order as the table (start_time, call_index, run_id), so the count sources list their
 // runs alike whatever the input order.
 // References, not copies: make_tuple would copy both run ids at every comparison of the sort.
-bool RunBefore(const v1::RunRecord* a, const v1::RunRecord* b) {
-  const int64_t as = a->start_time().seconds(), bs = b->start_time().seconds();
-  const int32_t an = a->start_time().nanos(), bn = b->start_time().nanos();
-  const uint32_t ac = a->call_index(), bc = b->call_index();
-  return std::tie(as, an, ac, a->run_id()) < std::tie(bs, bn, bc, b->run_id());
+bool RunBefore(const RunRow* a, const RunRow* b) {
+  return std::tie(a->start_seconds, a->start_nanos, a->call_index, a->run_id) <
+         std::tie(b->start_seconds, b->start_nanos, b->call_index, b->run_id);
 }
 
 // RFC 3339 in UTC with "Z", fractional seconds only when non-zero ("2026-03-01T10:00:00Z").
-std::string Rfc3339Utc(const google::protobuf::Timestamp& t) {
-  absl::Time time = absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
+std::string Rfc3339Utc(const RunRow& r) {
+  absl::Time time = absl::FromUnixSeconds(r.start_seconds) + absl::Nanoseconds(r.start_nanos);
   return absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", time, absl::UTCTimeZone());
 }
 
 // The series key of a record: its conditions fingerprint, else the imported file's path, else ""
 // (a live record without fingerprint: its series is then told apart by machine alone).
-std::string_view SeriesKeyOf(const v1::RunRecord& r) {
-  if (!r.conditions_fingerprint().empty()) return r.conditions_fingerprint();
-  if (r.provenance().kind() == v1::Provenance::KIND_FILE) return r.provenance().file();
+std::string_view SeriesKeyOf(const RunRow& r) {
+  if (!r.conditions_fingerprint.empty()) return r.conditions_fingerprint;
+  if (r.provenance_kind == v1::Provenance::KIND_FILE) return r.provenance_file;
   return "";
 }
 
@@ -57,14 +47,14 @@ struct PairLess {
   }
 };
 
-SeriesDraft Summarize(const std::string& key, const std::string& machine, std::vector<const v1::RunRecord*> runs,
+SeriesDraft Summarize(const std::string& key, const std::string& machine, std::vector<const RunRow*> runs,
                       const GuideContext& context) {
   // Usually in run order already (the database reader sorts the records): check first.
   if (!std::is_sorted(runs.begin(), runs.end(), RunBefore)) std::sort(runs.begin(), runs.end(), RunBefore);
   SeriesDraft draft;
   SeriesConditions& s = draft.conditions;
   s.key = key;
-  s.fingerprint = runs.front()->conditions_fingerprint();
+  s.fingerprint = runs.front()->conditions_fingerprint;
   s.machine = machine;
   auto cls = context.class_of_machine.find(machine);
   s.machine_class = cls != context.class_of_machine.end() ? cls->second : machine;
@@ -73,51 +63,54 @@ SeriesDraft Summarize(const std::string& key, const std::string& machine, std::v
     if (c != context.conditions.end()) s.conditions = c->second;
   }
 
-  std::set<std::string> series_ids, tasks, backends, matrices;
   std::vector<std::string>& ids = draft.run_ids;
   std::vector<std::string>& provenance = draft.provenance;
   std::vector<std::string>& ok_ids = draft.ok_run_ids;
   std::vector<std::string>& ok_provenance = draft.ok_provenance;
   ids.reserve(runs.size());
   provenance.reserve(runs.size());
-  const google::protobuf::Timestamp* first = nullptr;
-  const google::protobuf::Timestamp* last = nullptr;
-  auto earlier = [](const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
-    return std::make_pair(a.seconds(), a.nanos()) < std::make_pair(b.seconds(), b.nanos());
+  const RunRow* first = nullptr;
+  const RunRow* last = nullptr;
+  auto earlier = [](const RunRow& a, const RunRow& b) {
+    return std::tie(a.start_seconds, a.start_nanos) < std::tie(b.start_seconds, b.start_nanos);
   };
   // A set lookup only when a field differs from the previous run's: consecutive runs mostly share
   // them, and a million lookups per field showed in the profile.
-  auto insert_new = [](std::set<std::string>& set, const std::string& value, const std::string*& previous) {
-    if (value.empty() || (previous != nullptr && *previous == value)) return;
-    set.insert(value);
-    previous = &value;
+  auto insert_new = [](std::set<std::string, std::less<>>& set, std::string_view value, std::string_view& previous) {
+    if (value.empty() || previous == value) return;
+    if (!set.contains(value)) set.emplace(value);
+    previous = value;
   };
-  const std::string *previous_series = nullptr, *previous_task = nullptr, *previous_backend = nullptr;
+  std::set<std::string, std::less<>> series_ids, tasks, backends, matrices;
+  std::string_view previous_series, previous_task, previous_backend, previous_matrix;
+  const RunRow::Param* previous_params = nullptr;  // the params last narrowed by (rows share arrays)
   for (size_t i = 0; i < runs.size(); ++i) {
-    const v1::RunRecord& r = *runs[i];
-    insert_new(series_ids, r.series_id(), previous_series);
-    insert_new(tasks, r.task(), previous_task);
-    insert_new(backends, r.backend(), previous_backend);
-    if (!r.matrix().empty()) matrices.insert(MatrixString(r));
-    ids.push_back(r.run_id());
-    provenance.push_back(ProvenanceOf(r));
-    if (r.status().code() == v1::RunStatus::CODE_OK) {
-      ok_ids.push_back(r.run_id());
-      ok_provenance.push_back(ProvenanceOf(r));
+    const RunRow& r = *runs[i];
+    insert_new(series_ids, r.series_id, previous_series);
+    insert_new(tasks, r.task, previous_task);
+    insert_new(backends, r.backend, previous_backend);
+    insert_new(matrices, r.matrix, previous_matrix);
+    ids.emplace_back(r.run_id);
+    provenance.emplace_back(r.provenance);
+    if (r.status == v1::RunStatus::CODE_OK) {
+      ok_ids.emplace_back(r.run_id);
+      ok_provenance.emplace_back(r.provenance);
     }
-    s.simulated = s.simulated || r.simulated();
-    if (r.has_start_time()) {
-      if (first == nullptr || earlier(r.start_time(), *first)) first = &r.start_time();
-      if (last == nullptr || earlier(*last, r.start_time())) last = &r.start_time();
+    s.simulated = s.simulated || r.simulated;
+    if (r.has_start_time) {
+      if (first == nullptr || earlier(r, *first)) first = &r;
+      if (last == nullptr || earlier(*last, r)) last = &r;
     }
     // Settings: the params of the first record, narrowed to those every later record repeats.
     if (i == 0) {
-      s.settings.insert(r.params().begin(), r.params().end());
-    } else {
+      for (const RunRow::Param& p : r.params) s.settings.emplace(p.key, p.value);
+      previous_params = r.params.data();
+    } else if (r.params.data() != previous_params || r.params.empty()) {
       std::erase_if(s.settings, [&r](const auto& kv) {
-        auto it = r.params().find(kv.first);
-        return it == r.params().end() || it->second != kv.second;
+        std::optional<std::string_view> value = r.FindParam(kv.first);
+        return !value || *value != kv.second;
       });
+      previous_params = r.params.data();
     }
   }
   s.series_ids.assign(series_ids.begin(), series_ids.end());
@@ -153,28 +146,25 @@ std::vector<SeriesConditions> AddSeriesSources(std::vector<SeriesDraft> drafts, 
 
 std::vector<SeriesDraft> DraftSeries(const std::vector<v1::RunRecord>& records, const GuideContext& context,
                                      const MachineOf& machine_of) {
-  std::vector<const v1::RunRecord*> addresses;
+  RunRows rows;
+  AddRows(records, &rows);
   std::vector<std::string> machines;
-  addresses.reserve(records.size());
   machines.reserve(records.size());
-  for (const v1::RunRecord& r : records) {
-    addresses.push_back(&r);
-    machines.push_back(machine_of(r));
-  }
-  return DraftSeriesLabelled(addresses, std::vector<std::string_view>(machines.begin(), machines.end()), context);
+  for (const v1::RunRecord& r : records) machines.push_back(machine_of(r));
+  return DraftSeriesLabelled(rows.rows, std::vector<std::string_view>(machines.begin(), machines.end()), context);
 }
 
-std::vector<SeriesDraft> DraftSeriesLabelled(const std::vector<const v1::RunRecord*>& records,
+std::vector<SeriesDraft> DraftSeriesLabelled(const std::vector<const RunRow*>& records,
                                              const std::vector<std::string_view>& machines,
                                              const GuideContext& context) {
   // One series per (key, machine): an imported file may hold the runs of several machines (a
   // generic CSV's "machine" column), and a series names one machine.
   // Found by views of the record's own strings, the key copied once per series.
-  std::map<std::pair<std::string, std::string>, std::vector<const v1::RunRecord*>, PairLess> groups;
+  std::map<std::pair<std::string, std::string>, std::vector<const RunRow*>, PairLess> groups;
   for (size_t i = 0; i < records.size(); ++i) {
     const std::pair<std::string_view, std::string_view> key{SeriesKeyOf(*records[i]), machines[i]};
     auto it = groups.find(key);
-    if (it == groups.end()) it = groups.emplace(std::pair<std::string, std::string>(key), std::vector<const v1::RunRecord*>{}).first;
+    if (it == groups.end()) it = groups.emplace(std::pair<std::string, std::string>(key), std::vector<const RunRow*>{}).first;
     it->second.push_back(records[i]);
   }
 
@@ -182,12 +172,12 @@ std::vector<SeriesDraft> DraftSeriesLabelled(const std::vector<const v1::RunReco
     std::string machine;
     std::pair<int64_t, int32_t> first_start;  // numeric: RFC 3339 text with fractions does not sort
     std::string key;
-    const std::vector<const v1::RunRecord*>* runs;
+    const std::vector<const RunRow*>* runs;
   };
   std::vector<Pending> order;
   for (const auto& [key_machine, runs] : groups) {
-    const v1::RunRecord* first = *std::min_element(runs.begin(), runs.end(), RunBefore);
-    order.push_back(Pending{key_machine.second, {first->start_time().seconds(), first->start_time().nanos()},
+    const RunRow* first = *std::min_element(runs.begin(), runs.end(), RunBefore);
+    order.push_back(Pending{key_machine.second, {first->start_seconds, first->start_nanos},
                             key_machine.first, &runs});
   }
   // By machine, then first start, then key; the sources are added in this order (deterministic ids).

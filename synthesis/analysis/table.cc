@@ -17,29 +17,19 @@ namespace {
 // Preference order of the figure shown per cell: the throughput a backend reports, else wall time.
 constexpr std::string_view kThroughputMetrics[] = {"predicted_per_second", "images_per_second", "tokens_per_second"};
 
-bool IsExcludingFlag(const std::string& code) {
+bool IsExcludingFlag(std::string_view code) {
   // INVALIDATED: an operator marked the run invalid (benchfleet runs invalidate).
   return code == "CACHE_HIT" || code == "PROMPT_CACHE_USED" || code == "CONTENDED" || code == "INVALIDATED";
 }
 
-std::string MatrixString(const v1::RunRecord& r) {
-  if (r.matrix().empty()) return "";  // most runs: no sorted copy of an empty map, a million times
-  std::map<std::string, std::string> sorted(r.matrix().begin(), r.matrix().end());
-  std::string out;
-  for (const auto& [k, v] : sorted) out += (out.empty() ? "" : ";") + k + "=" + v;
-  return out;
-}
-
 // Run order: start_time, then call_index, then run_id (unique), so any input permutation sorts alike.
 // References, not copies: make_tuple would copy both run ids at every comparison of the sort.
-bool RunBefore(const v1::RunRecord* a, const v1::RunRecord* b) {
-  const int64_t as = a->start_time().seconds(), bs = b->start_time().seconds();
-  const int32_t an = a->start_time().nanos(), bn = b->start_time().nanos();
-  const uint32_t ac = a->call_index(), bc = b->call_index();
-  return std::tie(as, an, ac, a->run_id()) < std::tie(bs, bn, bc, b->run_id());
+bool RunBefore(const RunRow* a, const RunRow* b) {
+  return std::tie(a->start_seconds, a->start_nanos, a->call_index, a->run_id) <
+         std::tie(b->start_seconds, b->start_nanos, b->call_index, b->run_id);
 }
 
-// A cell key that refers to a record's own strings: looked up per record without copying them.
+// A cell key that refers to a row's strings: looked up per row without copying them.
 struct CellKeyView {
   std::string_view task, machine, backend, mode, matrix;
   v1::Phase phase;
@@ -54,20 +44,20 @@ struct CellKeyLess {
   }
 };
 
-std::map<CellKey, std::vector<const v1::RunRecord*>> GroupByCell(const std::vector<const v1::RunRecord*>& records,
-                                                                 const std::vector<std::string_view>& machines) {
+std::map<CellKey, std::vector<const RunRow*>> GroupByCell(const std::vector<const RunRow*>& records,
+                                                          const std::vector<std::string_view>& machines) {
   // Looked up by views and CellKey built once per cell: a key of five strings copied per record
   // was a tenth of the analysis at a million runs.
-  std::map<CellKey, std::vector<const v1::RunRecord*>, CellKeyLess> cells;
+  std::map<CellKey, std::vector<const RunRow*>, CellKeyLess> cells;
   for (size_t i = 0; i < records.size(); ++i) {
-    const v1::RunRecord& r = *records[i];
+    const RunRow& r = *records[i];
     const std::string_view machine = machines[i];
-    const std::string matrix = MatrixString(r);
-    const CellKeyView view{r.task(), machine, r.backend(), r.mode(), matrix, r.phase()};
+    const CellKeyView view{r.task, machine, r.backend, r.mode, r.matrix, r.phase};
     auto it = cells.find(view);
     if (it == cells.end()) {
-      it = cells.emplace(CellKey{r.task(), std::string(machine), r.backend(), r.mode(), matrix, r.phase()},
-                         std::vector<const v1::RunRecord*>{}).first;
+      it = cells.emplace(CellKey{std::string(r.task), std::string(machine), std::string(r.backend),
+                                 std::string(r.mode), std::string(r.matrix), r.phase},
+                         std::vector<const RunRow*>{}).first;
     }
     it->second.push_back(&r);
   }
@@ -78,31 +68,33 @@ std::map<CellKey, std::vector<const v1::RunRecord*>> GroupByCell(const std::vect
   return {std::make_move_iterator(cells.begin()), std::make_move_iterator(cells.end())};
 }
 
-std::string UnitOf(const v1::RunRecord& r, const std::string& metric) {
+std::string UnitOf(const RunRow& r, const std::string& metric) {
   if (metric == "wall_seconds") return "s";
-  for (const auto& m : r.metrics()) {
-    if (m.name() == metric) return m.unit();
+  for (const auto& m : r.metrics) {
+    if (m.name == metric) return std::string(m.unit);
   }
   return "";
 }
 
-void AppendTraps(const CellKey& key, const std::vector<const v1::RunRecord*>& runs, std::vector<Trap>* traps) {
+void AppendTraps(const CellKey& key, const std::vector<const RunRow*>& runs, std::vector<Trap>* traps) {
   for (const auto* r : runs) {
-    if (r->status().code() == v1::RunStatus::CODE_FAILED) {
-      traps->push_back(Trap{key, r->run_id(), r->call_index(), "FAILED", r->status().message()});
+    if (r->status == v1::RunStatus::CODE_FAILED) {
+      traps->push_back(Trap{key, std::string(r->run_id), r->call_index, "FAILED", std::string(r->status_message)});
     }
-    for (const auto& f : r->flags()) traps->push_back(Trap{key, r->run_id(), r->call_index(), f.code(), f.reason()});
+    for (const auto& f : r->flags) {
+      traps->push_back(Trap{key, std::string(r->run_id), r->call_index, std::string(f.code), std::string(f.reason)});
+    }
   }
 }
 
-Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs, SourceTable* table) {
+Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, SourceTable* table) {
   Cell cell;
   cell.key = key;
-  std::vector<const v1::RunRecord*> ok;
+  std::vector<const RunRow*> ok;
   ok.reserve(runs.size());
   for (const auto* r : runs) {
-    cell.simulated = cell.simulated || r->simulated();
-    if (r->status().code() == v1::RunStatus::CODE_OK) ok.push_back(r);
+    cell.simulated = cell.simulated || r->simulated;
+    if (r->status == v1::RunStatus::CODE_OK) ok.push_back(r);
   }
   cell.metric = SelectMetricName(ok);
   for (const auto* r : ok) {
@@ -113,30 +105,32 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
   }
 
   // Reserved: growing a vector of a cell's quarter of a million runs moved every one each time.
-  std::vector<const v1::RunRecord*> accepted;
+  std::vector<const RunRow*> accepted;
   accepted.reserve(ok.size());
   cell.runs.reserve(ok.size());
   for (const auto* r : runs) {
     std::optional<double> value = MetricOf(*r, cell.metric);
     std::optional<Figure> figure;
     if (value) {
-      figure = Figure{*value, cell.unit, table->Add("value", {r->run_id()}, {ProvenanceOf(*r)}, {*value})};
+      figure = Figure{*value, cell.unit,
+                      table->Add("value", {std::string(r->run_id)}, {std::string(r->provenance)}, {*value})};
     }
-    if (r->status().code() != v1::RunStatus::CODE_OK) {
-      cell.excluded.push_back(ExcludedRun{r->run_id(), r->call_index(),
-                                          r->status().code() == v1::RunStatus::CODE_FAILED ? "FAILED" : "NOT_OK",
-                                          r->status().message(), figure});
+    if (r->status != v1::RunStatus::CODE_OK) {
+      cell.excluded.push_back(ExcludedRun{std::string(r->run_id), r->call_index,
+                                          r->status == v1::RunStatus::CODE_FAILED ? "FAILED" : "NOT_OK",
+                                          std::string(r->status_message), figure});
       continue;
     }
-    auto flag = std::find_if(r->flags().begin(), r->flags().end(),
-                             [](const v1::Flag& f) { return IsExcludingFlag(f.code()); });
-    if (flag != r->flags().end()) {
-      cell.excluded.push_back(ExcludedRun{r->run_id(), r->call_index(), flag->code(), flag->reason(), figure});
+    auto flag = std::find_if(r->flags.begin(), r->flags.end(),
+                             [](const RunRow::Flag& f) { return IsExcludingFlag(f.code); });
+    if (flag != r->flags.end()) {
+      cell.excluded.push_back(ExcludedRun{std::string(r->run_id), r->call_index, std::string(flag->code),
+                                          std::string(flag->reason), figure});
       continue;
     }
     if (!figure) {
       cell.excluded.push_back(
-          ExcludedRun{r->run_id(), r->call_index(), "MISSING_METRIC", "no " + cell.metric, std::nullopt});
+          ExcludedRun{std::string(r->run_id), r->call_index, "MISSING_METRIC", "no " + cell.metric, std::nullopt});
       continue;
     }
     // The duration chart's figure: the cell's own when its metric is wall time, else the run's own
@@ -145,9 +139,10 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
     if (cell.metric == "wall_seconds") {
       wall = *figure;
     } else if (std::optional<double> seconds = MetricOf(*r, "wall_seconds")) {
-      wall = Figure{*seconds, "s", table->Add("value", {r->run_id()}, {ProvenanceOf(*r)}, {*seconds})};
+      wall = Figure{*seconds, "s",
+                    table->Add("value", {std::string(r->run_id)}, {std::string(r->provenance)}, {*seconds})};
     }
-    cell.runs.push_back(RunFigure{r->run_id(), r->call_index(), *figure, wall});
+    cell.runs.push_back(RunFigure{std::string(r->run_id), r->call_index, *figure, wall});
     accepted.push_back(r);
   }
 
@@ -185,17 +180,17 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
   if (!cell.excluded.empty()) {
     // Each excluded id's provenance is that of the first run (in run order) with the id: one pass
     // over the runs with a hash lookup, not a search of the whole cell per excluded run.
-    std::unordered_map<std::string_view, const v1::RunRecord*> first_with_id;
+    std::unordered_map<std::string_view, const RunRow*> first_with_id;
     for (const auto& e : cell.excluded) first_with_id.emplace(e.run_id, nullptr);
     for (const auto* r : runs) {
-      auto it = first_with_id.find(r->run_id());
+      auto it = first_with_id.find(r->run_id);
       if (it != first_with_id.end() && it->second == nullptr) it->second = r;
     }
     std::vector<std::string> ids, provenance;
     for (const auto& e : cell.excluded) {
       ids.push_back(e.run_id);
-      const v1::RunRecord* r = first_with_id.at(e.run_id);
-      provenance.push_back(r != nullptr ? ProvenanceOf(*r) : "unknown");
+      const RunRow* r = first_with_id.at(e.run_id);
+      provenance.push_back(r != nullptr ? std::string(r->provenance) : "unknown");
     }
     cell.excluded_count = Figure{static_cast<double>(ids.size()), "runs", table->AddCount(ids, provenance)};
   }
@@ -207,24 +202,24 @@ Cell BuildCell(const CellKey& key, const std::vector<const v1::RunRecord*>& runs
     std::vector<std::string> ids, provenance;
     std::vector<double> inputs;
   };
-  std::map<std::pair<int, std::string>, Acc> memory;
+  std::map<std::pair<int, std::string_view>, Acc> memory;
   for (const auto* r : accepted) {
-    for (const auto& m : r->memory()) {
-      Acc& acc = memory[{m.kind(), m.scope()}];
-      if (acc.ids.empty() || m.bytes() > acc.max) {
-        acc.max = m.bytes();
-        acc.source = m.source();
+    for (const auto& m : r->memory) {
+      Acc& acc = memory[{m.kind, m.scope}];
+      if (acc.ids.empty() || m.bytes > acc.max) {
+        acc.max = m.bytes;
+        acc.source = m.source;
       }
-      acc.ids.push_back(r->run_id());
-      acc.provenance.push_back(ProvenanceOf(*r));
-      acc.inputs.push_back(static_cast<double>(m.bytes()));
+      acc.ids.emplace_back(r->run_id);
+      acc.provenance.emplace_back(r->provenance);
+      acc.inputs.push_back(static_cast<double>(m.bytes));
     }
   }
   for (auto& [kind_scope, acc] : memory) {
     auto kind = static_cast<v1::MemoryKind>(kind_scope.first);
     std::string op = acc.ids.size() == 1 ? "value" : "max";
     cell.memory.push_back(MemoryEntry{
-        kind, v1::MemoryKind_Name(kind), kind_scope.second, acc.source,
+        kind, v1::MemoryKind_Name(kind), std::string(kind_scope.second), acc.source,
         Figure{static_cast<double>(acc.max), "bytes", table->Add(op, acc.ids, acc.provenance, acc.inputs)}});
   }
   return cell;
@@ -254,15 +249,20 @@ std::string DefaultMachineOf(const v1::RunRecord& record) {
   return it != record.params().end() && !it->second.empty() ? it->second : record.agent_id();
 }
 
-std::string SelectMetricName(const std::vector<const v1::RunRecord*>& runs) {
+std::string_view DefaultMachineOfRow(const RunRow& row) {
+  std::optional<std::string_view> machine = row.FindParam("machine");
+  return machine && !machine->empty() ? *machine : row.agent_id;
+}
+
+std::string SelectMetricName(const std::vector<const RunRow*>& runs) {
   // One pass over the runs, keeping the most preferred name seen; a cell of a million runs without
   // any of them (wall time) was read three times over.
   constexpr size_t kNone = std::size(kThroughputMetrics);
   size_t best = kNone;
   for (const auto* r : runs) {
-    for (const auto& m : r->metrics()) {
+    for (const auto& m : r->metrics) {
       for (size_t i = 0; i < best; ++i) {
-        if (m.name() == kThroughputMetrics[i]) {
+        if (m.name == kThroughputMetrics[i]) {
           best = i;
           break;
         }
@@ -273,13 +273,13 @@ std::string SelectMetricName(const std::vector<const v1::RunRecord*>& runs) {
   return std::string(best == kNone ? "wall_seconds" : kThroughputMetrics[best]);
 }
 
-std::optional<double> MetricOf(const v1::RunRecord& record, const std::string& metric) {
+std::optional<double> MetricOf(const RunRow& row, const std::string& metric) {
   if (metric == "wall_seconds") {
-    if (!record.has_wall_duration()) return std::nullopt;
-    return static_cast<double>(record.wall_duration().seconds()) + record.wall_duration().nanos() / 1e9;
+    if (!row.has_wall_duration) return std::nullopt;
+    return row.wall_seconds;
   }
-  for (const auto& m : record.metrics()) {
-    if (m.name() == metric) return m.value();
+  for (const auto& m : row.metrics) {
+    if (m.name == metric) return m.value;
   }
   return std::nullopt;
 }
@@ -293,19 +293,16 @@ double Quantile(const std::vector<double>& sorted, double p) {
 
 namespace {
 
-// The addresses of `records`, the label of each, and views of the labels (what AnalyzeLabelled takes).
+// The rows of `records`, the label of each, and views of the labels (what AnalyzeLabelled takes).
 struct Labelled {
-  std::vector<const v1::RunRecord*> addresses;
+  RunRows rows;
   std::vector<std::string> labels;
   std::vector<std::string_view> views;
 
   Labelled(const std::vector<v1::RunRecord>& records, const MachineOf& machine_of) {
-    addresses.reserve(records.size());
+    AddRows(records, &rows);
     labels.reserve(records.size());
-    for (const v1::RunRecord& r : records) {
-      addresses.push_back(&r);
-      labels.push_back(machine_of(r));
-    }
+    for (const v1::RunRecord& r : records) labels.push_back(machine_of(r));
     views.assign(labels.begin(), labels.end());
   }
 };
@@ -314,14 +311,13 @@ struct Labelled {
 
 Analysis Analyze(const std::vector<v1::RunRecord>& records, const MachineOf& machine_of) {
   const Labelled labelled(records, machine_of);
-  return AnalyzeLabelled(labelled.addresses, labelled.views);
+  return AnalyzeLabelled(labelled.rows.rows, labelled.views);
 }
 
-Analysis AnalyzeLabelled(const std::vector<const v1::RunRecord*>& records,
-                         const std::vector<std::string_view>& machines) {
+Analysis AnalyzeLabelled(const std::vector<const RunRow*>& records, const std::vector<std::string_view>& machines) {
   Analysis analysis;
   const auto groups = GroupByCell(records, machines);
-  std::vector<const std::pair<const CellKey, std::vector<const v1::RunRecord*>>*> cells;
+  std::vector<const std::pair<const CellKey, std::vector<const RunRow*>>*> cells;
   for (const auto& group : groups) cells.push_back(&group);
 
   // Each cell is built with a source table of its own (ids from S1), on a few threads at a million
@@ -366,7 +362,7 @@ Analysis AnalyzeLabelled(const std::vector<const v1::RunRecord*>& records,
 std::vector<Trap> FindTraps(const std::vector<v1::RunRecord>& records, const MachineOf& machine_of) {
   std::vector<Trap> traps;
   const Labelled labelled(records, machine_of);
-  for (const auto& [key, runs] : GroupByCell(labelled.addresses, labelled.views)) AppendTraps(key, runs, &traps);
+  for (const auto& [key, runs] : GroupByCell(labelled.rows.rows, labelled.views)) AppendTraps(key, runs, &traps);
   return traps;
 }
 

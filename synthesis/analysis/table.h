@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "benchfleet/v1/record.pb.h"
+#include "synthesis/analysis/run_row.h"
 #include "synthesis/analysis/sources.h"
 
 namespace benchfleet::synthesis {
@@ -21,6 +22,8 @@ namespace benchfleet::synthesis {
 // (imported files), else agent_id.
 using MachineOf = std::function<std::string(const v1::RunRecord&)>;
 std::string DefaultMachineOf(const v1::RunRecord& record);
+// The same for a row.
+std::string_view DefaultMachineOfRow(const RunRow& row);
 
 struct CellKey {
   std::string task;
@@ -97,10 +100,10 @@ inline constexpr int kDistributionAboveRuns = 20;
 
 // Returns the name of the figure shown for a set of runs: the first of predicted_per_second,
 // images_per_second, tokens_per_second that any of them carries, else "wall_seconds".
-std::string SelectMetricName(const std::vector<const v1::RunRecord*>& runs);
+std::string SelectMetricName(const std::vector<const RunRow*>& runs);
 
-// Returns the value of `metric` in `record` ("wall_seconds" reads wall_duration), if present.
-std::optional<double> MetricOf(const v1::RunRecord& record, const std::string& metric);
+// Returns the value of `metric` in `row` ("wall_seconds" reads wall_duration), if present.
+std::optional<double> MetricOf(const RunRow& row, const std::string& metric);
 
 // Returns the p-quantile (0..1) of `sorted` (non-empty, ascending) by linear interpolation
 // between order statistics (Hyndman-Fan type 7, R's default): h = (n-1)p.
@@ -111,10 +114,9 @@ double Quantile(const std::vector<double>& sorted, double p);
 // `machine_of` is called on the caller's thread), with the same result.
 Analysis Analyze(const std::vector<v1::RunRecord>& records, const MachineOf& machine_of = DefaultMachineOf);
 
-// Analyze over records given by address, machines[i] being the machine label of records[i]: what
-// BuildGuideFiles calls, with every label worked out once and records that need not be contiguous.
-Analysis AnalyzeLabelled(const std::vector<const v1::RunRecord*>& records,
-                         const std::vector<std::string_view>& machines);
+// Analyze over the rows of the records (run_row.h), machines[i] being the machine label of
+// rows[i]: what BuildGuideFiles calls, with every label worked out once.
+Analysis AnalyzeLabelled(const std::vector<const RunRow*>& rows, const std::vector<std::string_view>& machines);
 
 // Returns the traps of `records` alone (same as Analyze(...).traps).
 std::vector<Trap> FindTraps(const std::vector<v1::RunRecord>& records,

@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/proto_json.h"
+#include "google/protobuf/arena.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -43,26 +44,35 @@ constexpr int HexValue(char c) {
   return -1;
 }
 
-// A record's place in SortRecordsOldestFirst's order, read once: the sort compares these, and
-// reads the record again only to break a tie on start_time by run id (compared in place,
+// A record's (or row's) place in SortRecordsOldestFirst's order, read once: the sort compares
+// these, and reads the run id only to break a tie on start_time (compared in place,
 // case-insensitively). No lower-cased copy of every run id, no pointer chase per comparison.
+// Names the record or the row (and its store) it is the key of.
 struct OldestFirstKey {
   bool has_start;
   int64_t seconds;
   int32_t nanos;
-  v1::RunRecord* record;
+  v1::RunRecord* record = nullptr;
+  RunRow* row = nullptr;
+  RunRowStore* store = nullptr;  // the row's
+
+  std::string_view run_id() const { return row != nullptr ? row->run_id : std::string_view(record->run_id()); }
 };
 
 OldestFirstKey KeyOf(v1::RunRecord* r) {
   return {r->has_start_time(), r->start_time().seconds(), r->start_time().nanos(), r};
 }
 
+OldestFirstKey KeyOf(RunRow* r, RunRowStore* store) {
+  return {r->has_start_time, r->start_seconds, r->start_nanos, nullptr, r, store};
+}
+
 bool OldestFirst(const OldestFirstKey& x, const OldestFirstKey& y) {
   if (std::tie(x.has_start, x.seconds, x.nanos) != std::tie(y.has_start, y.seconds, y.nanos)) {
     return std::tie(x.has_start, x.seconds, x.nanos) < std::tie(y.has_start, y.seconds, y.nanos);
   }
-  const std::string& a = x.record->run_id();
-  const std::string& b = y.record->run_id();
+  const std::string_view a = x.run_id();
+  const std::string_view b = y.run_id();
   // As std::string compares: bytes as unsigned char.
   return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char c, char d) {
     return static_cast<unsigned char>(absl::ascii_tolower(static_cast<unsigned char>(c))) <
@@ -158,7 +168,9 @@ absl::Status ParseRecordRow(char* row, size_t size, v1::RunRecord* record) {
 // thread; the destructor (also on an exception) stops and joins the workers.
 class RecordParser {
  public:
-  explicit RecordParser(int threads) {
+  // With `as_rows`, each record becomes a RunRow (run_row.h) as soon as it is parsed, and only the
+  // row is kept; else the records are kept whole, on arenas.
+  RecordParser(int threads, bool as_rows) : as_rows_(as_rows) {
     for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
   }
   ~RecordParser() {
@@ -189,11 +201,11 @@ class RecordParser {
   }
 
   // Waits for every row and appends the records, oldest first (SortRecordsOldestFirst), and the
-  // skipped rows, in row order, to `result` (empty of records): onto `on_arenas` with the arenas
-  // that hold them when it is given, else copied into result->records. Sorted while still in their
-  // batches, so that each record is placed once. Returns the records where they now are, in order
-  // (for the annotations, before they are handed out).
-  std::vector<v1::RunRecord*> Finish(ReadResult* result, ArenaRecords* on_arenas) {
+  // skipped rows, in row order, to `result` (empty of records): as rows onto `as_rows` with their
+  // stores when the parser makes rows, else copied into result->records. Sorted while still in
+  // their batches, so that each record is placed once. Returns the keys of the records (or rows)
+  // where they now are, in order (for the annotations, before they are read).
+  std::vector<OldestFirstKey> Finish(ReadResult* result, RunRows* as_rows) {
     if (current_ != nullptr) Submit();
     if (!workers_.empty()) {
       std::unique_lock<std::mutex> lock(mu_);
@@ -205,18 +217,17 @@ class RecordParser {
       std::move(batch->skipped.begin(), batch->skipped.end(), std::back_inserter(result->skipped));
     }
     SortOldestFirst(&keys);
-    std::vector<v1::RunRecord*> records;
-    records.reserve(keys.size());
-    if (on_arenas != nullptr) {
-      for (const OldestFirstKey& k : keys) records.push_back(k.record);
-      on_arenas->records.insert(on_arenas->records.end(), records.begin(), records.end());
-      for (auto& batch : batches_) on_arenas->arenas.push_back(std::move(batch->arena));
+    if (as_rows_) {
+      as_rows->rows.reserve(as_rows->rows.size() + keys.size());
+      for (const OldestFirstKey& k : keys) as_rows->rows.push_back(k.row);
+      // The stores stay as they are (the keys' pointers still change them: the annotations).
+      for (auto& batch : batches_) as_rows->stores.push_back(std::move(batch->store));
     } else {
       result->records.reserve(keys.size());
-      for (const OldestFirstKey& k : keys) records.push_back(&result->records.emplace_back(*k.record));
+      for (OldestFirstKey& k : keys) k.record = &result->records.emplace_back(*k.record);
     }
     batches_.clear();
-    return records;
+    return keys;
   }
 
  private:
@@ -237,11 +248,39 @@ class RecordParser {
     std::vector<size_t> ends;
     std::unique_ptr<google::protobuf::Arena> arena;
     std::vector<v1::RunRecord*> records;  // on `arena`
-    std::vector<OldestFirstKey> keys;     // of `records`, read by the worker while they are in its cache
+    std::shared_ptr<RunRowStore> store;   // as_rows_: the rows instead of `arena` and `records`
+    std::vector<OldestFirstKey> keys;     // of the records or rows, read by the worker while they are in its cache
     std::vector<Skipped> skipped;
   };
 
-  static void Parse(Batch* batch) {
+  void Parse(Batch* batch) const {
+    if (as_rows_) {
+      ParseToRows(batch);
+    } else {
+      ParseToArena(batch);
+    }
+    batch->bytes.clear();
+    batch->ends.clear();
+  }
+
+  // Each record parsed into one message, reused (its strings and repeated fields keep their
+  // memory from row to row), and made a row.
+  static void ParseToRows(Batch* batch) {
+    batch->store = std::make_shared<RunRowStore>();
+    batch->keys.reserve(batch->ends.size());
+    v1::RunRecord record;
+    for (size_t i = 0, begin = 0; i < batch->ends.size(); begin = batch->ends[i++]) {
+      absl::Status parsed = ParseRecordRow(batch->bytes.data() + begin, batch->ends[i] - begin, &record);
+      if (!parsed.ok()) {
+        batch->skipped.push_back({kDatabaseSource, batch->first_row + static_cast<uint32_t>(i),
+                                  absl::StrCat("unreadable record: ", parsed.message())});
+        continue;
+      }
+      batch->keys.push_back(KeyOf(batch->store->Add(record), batch->store.get()));
+    }
+  }
+
+  static void ParseToArena(Batch* batch) {
     google::protobuf::ArenaOptions options;
     options.start_block_size = kArenaStartBlock;
     options.max_block_size = kArenaMaxBlock;
@@ -262,8 +301,6 @@ class RecordParser {
     }
     batch->keys.reserve(batch->records.size());
     for (v1::RunRecord* r : batch->records) batch->keys.push_back(KeyOf(r));
-    batch->bytes.clear();
-    batch->ends.clear();
   }
 
   // A parsed batch's row buffers go back for the next batch to fill: a fresh megabyte per batch
@@ -319,6 +356,7 @@ class RecordParser {
     }
   }
 
+  const bool as_rows_;
   std::vector<std::thread> workers_;
   std::vector<std::unique_ptr<Batch>> batches_;  // in row order; owned here, parsed by workers
   Batch* current_ = nullptr;                     // being filled by Add
@@ -349,6 +387,18 @@ bool RecordMatches(const RecordFilter& filter, const v1::RunRecord& record) {
     return false;
   }
   if (filter.since.has_value() && (!record.has_start_time() || StartOf(record) < *filter.since)) return false;
+  return true;
+}
+
+bool RecordMatches(const RecordFilter& filter, const RunRow& row) {
+  if (!filter.tasks.empty() && std::find(filter.tasks.begin(), filter.tasks.end(), row.task) == filter.tasks.end()) {
+    return false;
+  }
+  if (filter.since.has_value() &&
+      (!row.has_start_time ||
+       absl::FromUnixSeconds(row.start_seconds) + absl::Nanoseconds(row.start_nanos) < *filter.since)) {
+    return false;
+  }
   return true;
 }
 
@@ -404,7 +454,7 @@ void UnescapeCopyText(std::string* line) {
 }
 
 absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const RecordFilter& filter,
-                                                   ArenaRecords* on_arenas) {
+                                                   RunRows* as_rows) {
   ReadResult result;
   const char* step = "connecting";
   try {
@@ -417,16 +467,16 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
     const std::string copy_sql = RecordsCopySql(quoted_tasks, filter.since);
 
     step = "reading the runs";
-    std::vector<v1::RunRecord*> read;  // the records, oldest first, wherever they are kept
+    std::vector<OldestFirstKey> read;  // the records or rows, oldest first, wherever they are kept
     {
       // libpqxx 6.4's stream_from puts its "table" verbatim after COPY, so a parenthesized query
       // streams like a table; the statement is RecordsCopySql's without its "COPY " and " TO STDOUT".
       const std::string query = copy_sql.substr(5, copy_sql.size() - 5 - 10);
       pqxx::stream_from stream(tx, query);
-      RecordParser parser(ParserThreads());
+      RecordParser parser(ParserThreads(), as_rows != nullptr);
       std::string line;
       while (stream.get_raw_line(line)) parser.Add(line);
-      read = parser.Finish(&result, on_arenas);
+      read = parser.Finish(&result, as_rows);
       stream.complete();
     }
 
@@ -438,23 +488,32 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
       const pqxx::result rows =
           tx.exec("SELECT run_id::text, code, reason FROM run_annotations ORDER BY run_id, created, code");
       // Most databases hold none: index the records only when there is something to attach.
-      std::map<std::string, v1::RunRecord*> by_id;
+      std::map<std::string, const OldestFirstKey*> by_id;
       if (!rows.empty()) {
-        for (v1::RunRecord* r : read) by_id[absl::AsciiStrToLower(r->run_id())] = r;
+        for (const OldestFirstKey& k : read) by_id[absl::AsciiStrToLower(std::string(k.run_id()))] = &k;
       }
       for (const auto& row : rows) {
         const auto it = by_id.find(row[0].c_str());
         if (it == by_id.end()) continue;
-        v1::Flag* flag = it->second->add_flags();
-        flag->set_code(row[1].c_str());
-        flag->set_reason(row[2].c_str());
+        const OldestFirstKey& k = *it->second;
+        if (k.row != nullptr) {
+          k.store->AddFlag(k.row, row[1].c_str(), row[2].c_str());
+        } else {
+          v1::Flag* flag = k.record->add_flags();
+          flag->set_code(row[1].c_str());
+          flag->set_reason(row[2].c_str());
+        }
       }
     }
 
     // Views of the records' own strings, one lookup per record (most records share a few).
     std::set<std::string_view> fingerprints;
-    for (const v1::RunRecord* r : read) {
-      if (!r->conditions_fingerprint().empty()) fingerprints.insert(r->conditions_fingerprint());
+    std::string_view previous;
+    for (const OldestFirstKey& k : read) {
+      const std::string_view fingerprint =
+          k.row != nullptr ? k.row->conditions_fingerprint : std::string_view(k.record->conditions_fingerprint());
+      if (!fingerprint.empty() && fingerprint != previous) fingerprints.insert(fingerprint);
+      previous = fingerprint;
     }
     if (!fingerprints.empty()) {
       step = "reading the conditions";

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "benchfleet/v1/record.pb.h"
+#include "synthesis/analysis/run_row.h"
 #include "synthesis/readers/measurement_files.h"
 
 namespace benchfleet::synthesis {
@@ -24,6 +25,8 @@ struct RecordFilter {
 
 // True when `record` passes `filter` (what the SQL of ReadRecordsFromDatabase selects).
 bool RecordMatches(const RecordFilter& filter, const v1::RunRecord& record);
+// The same for a row of a record.
+bool RecordMatches(const RecordFilter& filter, const RunRow& row);
 
 // Sorts records oldest first: runs without a start_time first, then by start_time, then by
 // lower-cased run_id (the order of Admin ListRuns reversed; PostgreSQL orders uuids that way).
@@ -46,10 +49,11 @@ void UnescapeCopyText(std::string* line);
 // (path "database", line = its row in the COPY). No matching run is OK (empty records).
 // UNAVAILABLE when the database cannot be reached, INTERNAL for another database failure; the
 // messages never contain the URL (nor so its password).
-// With `on_arenas`, the records are appended there, on the arenas they were decoded onto (no copy:
-// what the guide reads a million records with), and ReadResult::records stays empty.
+// With `as_rows`, each record becomes a RunRow as it is decoded and only the rows are kept,
+// appended there (what the guide reads a million records with: a tenth of the memory of the
+// messages), and ReadResult::records stays empty.
 absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const RecordFilter& filter,
-                                                   ArenaRecords* on_arenas = nullptr);
+                                                   RunRows* as_rows = nullptr);
 
 }  // namespace benchfleet::synthesis
 

@@ -14,7 +14,6 @@
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/env.h"
-#include "google/protobuf/arena.h"
 
 namespace benchfleet::synthesis {
 
@@ -31,16 +30,6 @@ struct ReadResult {
   // The conditions.json of every series folder read, by fingerprint: who measured (hostname,
   // labels, accelerators) for the records whose conditions_fingerprint names them.
   std::map<std::string, v1::MachineConditions> conditions;
-};
-
-// Records decoded onto protobuf arenas (the database reader's, one arena per batch of rows), and
-// the arenas that own them: decoding a million records one heap allocation per message, map entry
-// and repeated field was most of the time spent reading them, and freeing them as long again.
-// `records` point into `arenas` and live as long as any copy does (a copy shares them: they are
-// read-only once read).
-struct ArenaRecords {
-  std::vector<std::shared_ptr<const google::protobuf::Arena>> arenas;
-  std::vector<const v1::RunRecord*> records;
 };
 
 // Reads every path (a file or a series folder), detecting each file's format. A missing,

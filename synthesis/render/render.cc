@@ -29,9 +29,6 @@ std::string_view PhaseName(v1::Phase phase, const Messages& m) {
   }
 }
 
-// The text, or the catalogue's "—" when empty.
-std::string OrNone(const std::string& text, const Messages& m) { return text.empty() ? std::string(m.none_value) : text; }
-
 std::string KeyLabel(const CellKey& key, const Messages& m) {
   std::vector<std::string> parts;
   for (const std::string* part : {&key.machine, &key.backend, &key.mode, &key.matrix}) {

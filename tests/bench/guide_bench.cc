@@ -219,7 +219,7 @@ bool RunWhole(const cli::GuideSource& source, const std::string& out_dir, Whole*
     return false;
   }
   whole->load = Seconds(t0);
-  whole->records = input->records.size() + input->arena_records.records.size();
+  whole->records = input->records.size() + input->rows.rows.size();
   t0 = Clock::now();
   std::map<std::string, std::string> files =
       synthesis::BuildGuideFiles(*input, {synthesis::Lang::kFr, synthesis::Lang::kEn});

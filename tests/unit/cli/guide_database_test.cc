@@ -118,18 +118,18 @@ TEST_F(DatabaseReaderTest, ReadsEveryRecordOldestFirstWithItsConditions) {
   EXPECT_EQ(read->conditions.at("fp-host-b").hostname(), "host-b");
 }
 
-TEST_F(DatabaseReaderTest, OnArenasTheSameRecordsComeInTheSameOrderWithoutACopy) {
+TEST_F(DatabaseReaderTest, AsRowsTheSameRunsComeInTheSameOrder) {
   auto copied = ReadRecordsFromDatabase(db_.url(), {});
   ASSERT_TRUE(copied.ok()) << copied.status();
-  ArenaRecords on_arenas;
-  auto read = ReadRecordsFromDatabase(db_.url(), {}, &on_arenas);
+  RunRows rows;
+  auto read = ReadRecordsFromDatabase(db_.url(), {}, &rows);
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_TRUE(read->records.empty());
-  ASSERT_EQ(on_arenas.records.size(), 4u);
-  EXPECT_EQ(on_arenas.arenas.size(), 1u);  // one batch of rows
+  ASSERT_EQ(rows.rows.size(), 4u);
+  EXPECT_EQ(rows.stores.size(), 1u);  // one batch of rows
+  RunRowStore expected;
   for (size_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(on_arenas.records[i]->GetArena(), on_arenas.arenas[0].get()) << i;
-    EXPECT_EQ(on_arenas.records[i]->SerializeAsString(), copied->records[i].SerializeAsString()) << i;
+    EXPECT_EQ(DebugString(*rows.rows[i]), DebugString(*expected.Add(copied->records[i]))) << i;
   }
   EXPECT_TRUE(read->skipped.empty());
   ASSERT_EQ(read->conditions.size(), 2u);

@@ -48,16 +48,16 @@ TEST(InvalidationReaderTest, TheGuideReaderSeesAnInvalidatedRunAsAFlag) {
   EXPECT_EQ(read->records[0].flags(0).reason(), "bad cable");
   EXPECT_EQ(read->records[1].flags_size(), 0);
 
-  // The guide's read, onto arenas: the same flag on the same run.
-  synthesis::ArenaRecords on_arenas;
-  read = synthesis::ReadRecordsFromDatabase(db.url(), {}, &on_arenas);
+  // The guide's read, as rows: the same flag on the same run.
+  synthesis::RunRows rows;
+  read = synthesis::ReadRecordsFromDatabase(db.url(), {}, &rows);
   ASSERT_TRUE(read.ok()) << read.status();
-  ASSERT_EQ(on_arenas.records.size(), 2u);
-  EXPECT_EQ(on_arenas.records[0]->run_id(), bad.run_id());
-  ASSERT_EQ(on_arenas.records[0]->flags_size(), 1);
-  EXPECT_EQ(on_arenas.records[0]->flags(0).code(), "INVALIDATED");
-  EXPECT_EQ(on_arenas.records[0]->flags(0).reason(), "bad cable");
-  EXPECT_EQ(on_arenas.records[1]->flags_size(), 0);
+  ASSERT_EQ(rows.rows.size(), 2u);
+  EXPECT_EQ(rows.rows[0]->run_id, bad.run_id());
+  ASSERT_EQ(rows.rows[0]->flags.size(), 1u);
+  EXPECT_EQ(rows.rows[0]->flags[0].code, "INVALIDATED");
+  EXPECT_EQ(rows.rows[0]->flags[0].reason, "bad cable");
+  EXPECT_EQ(rows.rows[1]->flags.size(), 0u);
 }
 
 }  // namespace
