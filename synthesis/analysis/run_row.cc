@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <new>
+#include <type_traits>
 #include <sstream>
+#include <tuple>
 
 namespace benchfleet::synthesis {
 
@@ -12,6 +15,11 @@ std::optional<std::string_view> RunRow::FindParam(std::string_view key) const {
                              [](const Param& p, std::string_view k) { return p.key < k; });
   if (it == params.end() || it->key != key) return std::nullopt;
   return it->value;
+}
+
+bool RunBefore(const RunRow* a, const RunRow* b) {
+  return std::tie(a->start_seconds, a->start_nanos, a->call_index, a->run_id) <
+         std::tie(b->start_seconds, b->start_nanos, b->call_index, b->run_id);
 }
 
 std::string MatrixString(const v1::RunRecord& record) {
@@ -41,8 +49,12 @@ std::string_view RunRowStore::Same(std::string_view previous, std::string_view s
 }
 
 RunRow* RunRowStore::Add(const v1::RunRecord& r) {
-  const RunRow* previous = rows_.empty() ? nullptr : &rows_.back();
-  RunRow& row = rows_.emplace_back();
+  // In the pool with what it views (a row is plain data: nothing to destroy).
+  static_assert(std::is_trivially_destructible_v<RunRow>);
+  const RunRow* previous = last_;
+  RunRow& row = *new (Allocate<RunRow>(1)) RunRow();
+  last_ = &row;
+  ++size_;
   auto same = [&](std::string_view RunRow::*field, std::string_view s) {
     return previous != nullptr ? Same(previous->*field, s) : Intern(s);
   };

@@ -9,7 +9,6 @@
 #define BENCHFLEET_SYNTHESIS_ANALYSIS_RUN_ROW_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <memory_resource>
 #include <optional>
@@ -64,9 +63,9 @@ struct RunRow {
   std::optional<std::string_view> FindParam(std::string_view key) const;
 };
 
-// Makes rows from records and keeps what they view: each distinct name once (most fields of a
-// million runs take a few dozen values), each run id and message once per run. Rows never move
-// (a deque), so their addresses can be handed out. One thread at a time.
+// Makes rows from records and keeps them and what they view, in one pool: each distinct name once
+// (most fields of a million runs take a few dozen values), each run id and message once per run.
+// Rows never move, so their addresses can be handed out. One thread at a time.
 class RunRowStore {
  public:
   RunRowStore() = default;
@@ -77,7 +76,7 @@ class RunRowStore {
   RunRow* Add(const v1::RunRecord& record);
   // Appends a flag to `row`, one of this store's.
   void AddFlag(RunRow* row, std::string_view code, std::string_view reason);
-  size_t size() const { return rows_.size(); }
+  size_t size() const { return size_; }
 
  private:
   // A copy of `s` in the pool, shared with every equal string interned before.
@@ -93,9 +92,14 @@ class RunRowStore {
 
   std::pmr::monotonic_buffer_resource pool_{64 << 10};
   std::unordered_set<std::string_view> interned_;
-  std::deque<RunRow> rows_;
+  size_t size_ = 0;
+  const RunRow* last_ = nullptr;  // the row added last
   std::vector<RunRow::Param> scratch_params_;
 };
+
+// Run order, the same in every table and list of the guide: start_time, then call_index, then
+// run_id (unique), so any input permutation sorts alike.
+bool RunBefore(const RunRow* a, const RunRow* b);
 
 // Rows to read, wherever they were made, and the stores that keep them: the database reader's
 // (a store per batch of rows, made on its threads) and the guide's own for records given whole.

@@ -15,14 +15,6 @@
 namespace benchfleet::synthesis {
 namespace {
 
-// Same run order as the table (start_time, call_index, run_id), so the count sources list their
-// runs alike whatever the input order.
-// References, not copies: make_tuple would copy both run ids at every comparison of the sort.
-bool RunBefore(const RunRow* a, const RunRow* b) {
-  return std::tie(a->start_seconds, a->start_nanos, a->call_index, a->run_id) <
-         std::tie(b->start_seconds, b->start_nanos, b->call_index, b->run_id);
-}
-
 // RFC 3339 in UTC with "Z", fractional seconds only when non-zero ("2026-03-01T10:00:00Z").
 std::string Rfc3339Utc(const RunRow& r) {
   absl::Time time = absl::FromUnixSeconds(r.start_seconds) + absl::Nanoseconds(r.start_nanos);

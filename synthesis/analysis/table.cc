@@ -22,13 +22,6 @@ bool IsExcludingFlag(std::string_view code) {
   return code == "CACHE_HIT" || code == "PROMPT_CACHE_USED" || code == "CONTENDED" || code == "INVALIDATED";
 }
 
-// Run order: start_time, then call_index, then run_id (unique), so any input permutation sorts alike.
-// References, not copies: make_tuple would copy both run ids at every comparison of the sort.
-bool RunBefore(const RunRow* a, const RunRow* b) {
-  return std::tie(a->start_seconds, a->start_nanos, a->call_index, a->run_id) <
-         std::tie(b->start_seconds, b->start_nanos, b->call_index, b->run_id);
-}
-
 // A cell key that refers to a row's strings: looked up per row without copying them.
 struct CellKeyView {
   std::string_view task, machine, backend, mode, matrix;
