@@ -5,6 +5,7 @@
 #define BENCHFLEET_SYNTHESIS_ANALYSIS_SOURCES_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "benchfleet/v1/record.pb.h"
@@ -44,6 +45,8 @@ class SourceTable {
   // Appends a source, giving it the next id, and returns that id.
   std::string Add(std::string operation, std::vector<std::string> run_ids, std::vector<std::string> provenance,
                   std::vector<double> inputs);
+  // Appends a "value" source: `value`, the figure of the one run `run_id` of `provenance`.
+  std::string AddValue(std::string_view run_id, std::string_view provenance, double value);
   // Appends an aggregate (min, max, median, q1, q3) over the figures of the sources `input_refs`.
   std::string AddAggregate(std::string operation, std::vector<std::string> input_refs);
   // Appends a "count" source over `run_ids`.

@@ -105,8 +105,7 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
     std::optional<double> value = MetricOf(*r, cell.metric);
     std::optional<Figure> figure;
     if (value) {
-      figure = Figure{*value, cell.unit,
-                      table->Add("value", {std::string(r->run_id)}, {std::string(r->provenance)}, {*value})};
+      figure = Figure{*value, cell.unit, table->AddValue(r->run_id, r->provenance, *value)};
     }
     if (r->status != v1::RunStatus::CODE_OK) {
       cell.excluded.push_back(ExcludedRun{std::string(r->run_id), r->call_index,
@@ -132,8 +131,7 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
     if (cell.metric == "wall_seconds") {
       wall = *figure;
     } else if (std::optional<double> seconds = MetricOf(*r, "wall_seconds")) {
-      wall = Figure{*seconds, "s",
-                    table->Add("value", {std::string(r->run_id)}, {std::string(r->provenance)}, {*seconds})};
+      wall = Figure{*seconds, "s", table->AddValue(r->run_id, r->provenance, *seconds)};
     }
     cell.runs.push_back(RunFigure{std::string(r->run_id), r->call_index, *figure, wall});
     accepted.push_back(r);

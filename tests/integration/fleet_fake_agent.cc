@@ -1,17 +1,14 @@
 #include "tests/integration/fleet_fake_agent.h"
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/strings/str_cat.h"
-#include "common/version.h"
 #include "tests/unit/coordinator/test_records.h"
 
 namespace benchfleet::testing {
 
-FakeAgent::FakeAgent(FakeAgentOptions options) : options_(std::move(options)) {
-  stub_ = v1::AgentGateway::NewStub(
-      grpc::CreateChannel(options_.address, grpc::InsecureChannelCredentials()));
-}
+FakeAgent::FakeAgent(FakeAgentOptions options)
+    : options_(std::move(options)),
+      stream_(options_.address, options_.agent_id, "fake", MakeConditions(options_.agent_id, options_.labels),
+              [this](const v1::CoordinatorMessage& message) { OnMessage(message); }) {}
 
 FakeAgent::~FakeAgent() { Disconnect(); }
 
@@ -21,95 +18,55 @@ bool FakeAgent::WaitFor(F condition, absl::Duration timeout) {
   return cv_.wait_for(lock, absl::ToChronoMilliseconds(timeout), condition);
 }
 
-bool FakeAgent::Connect(absl::Duration timeout) {
-  Disconnect();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    welcomed_ = false;
-  }
-  context_ = std::make_unique<grpc::ClientContext>();
-  stream_ = stub_->Connect(context_.get());
-  v1::AgentMessage hello;
-  hello.mutable_hello()->set_agent_id(options_.agent_id);
-  hello.mutable_hello()->set_agent_version("fake");
-  hello.mutable_hello()->set_api_revision(kApiRevision);
-  *hello.mutable_hello()->mutable_conditions() = MakeConditions(options_.agent_id, options_.labels);
-  if (!Write(hello)) return false;
-  reader_ = std::thread([this] { ReadLoop(); });
-  return WaitFor([&] { return welcomed_; }, timeout);
-}
-
-void FakeAgent::Disconnect() {
-  if (context_ == nullptr) return;
-  context_->TryCancel();
-  if (reader_.joinable()) reader_.join();
-  stream_->Finish();
-  stream_.reset();
-  context_.reset();
-}
-
-bool FakeAgent::Write(const v1::AgentMessage& message) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  return stream_ != nullptr && stream_->Write(message);
-}
-
 void FakeAgent::SendHeartbeat() {
   v1::AgentMessage m;
   m.mutable_heartbeat()->set_outbox_depth(0);
-  Write(m);
+  stream_.Write(m);
 }
 
-void FakeAgent::ReadLoop() {
-  v1::CoordinatorMessage message;
-  while (stream_->Read(&message)) {
-    switch (message.body_case()) {
-      case v1::CoordinatorMessage::kWelcome: {
-        std::lock_guard<std::mutex> lock(mu_);
-        welcomed_ = message.welcome().accepted();
-        break;
-      }
-      case v1::CoordinatorMessage::kHeartbeatAck: {
-        std::lock_guard<std::mutex> lock(mu_);
-        ++heartbeat_acks_;
-        break;
-      }
-      case v1::CoordinatorMessage::kAck: {
-        std::lock_guard<std::mutex> lock(mu_);
-        stored_runs_ += message.ack().stored_run_ids_size();
-        break;
-      }
-      case v1::CoordinatorMessage::kAssignTask: {
-        // Like the real agent, a task is run once: the coordinator sends a RUNNING task again to
-        // an agent that (re)connects (Scheduler::AgentConnected), which can race with its first
-        // send when the Welcome comes before the scheduler hears of the stream.
-        const v1::TaskAssignment& a = message.assign_task();
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (!received_.insert({a.task_id(), a.attempt()}).second) break;
-          assignments_.push_back(a);
-        }
-        cv_.notify_all();
-        HandleAssignment(a);
-        break;
-      }
-      case v1::CoordinatorMessage::kCancelTask: {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          cancels_.push_back(message.cancel_task());
-        }
-        v1::AgentMessage finished;
-        finished.mutable_task_update()->set_task_id(message.cancel_task().task_id());
-        finished.mutable_task_update()->mutable_finished()->set_cancelled(true);
-        finished.mutable_task_update()->mutable_finished()->set_message(
-            "cancelled by the coordinator");
-        Write(finished);
-        break;
-      }
-      default:
-        break;
+void FakeAgent::OnMessage(const v1::CoordinatorMessage& message) {
+  switch (message.body_case()) {
+    case v1::CoordinatorMessage::kHeartbeatAck: {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++heartbeat_acks_;
+      break;
     }
-    cv_.notify_all();
+    case v1::CoordinatorMessage::kAck: {
+      std::lock_guard<std::mutex> lock(mu_);
+      stored_runs_ += message.ack().stored_run_ids_size();
+      break;
+    }
+    case v1::CoordinatorMessage::kAssignTask: {
+      // Like the real agent, a task is run once: the coordinator sends a RUNNING task again to
+      // an agent that (re)connects (Scheduler::AgentConnected), which can race with its first
+      // send when the Welcome comes before the scheduler hears of the stream.
+      const v1::TaskAssignment& a = message.assign_task();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!received_.insert({a.task_id(), a.attempt()}).second) break;
+        assignments_.push_back(a);
+      }
+      cv_.notify_all();
+      HandleAssignment(a);
+      break;
+    }
+    case v1::CoordinatorMessage::kCancelTask: {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        cancels_.push_back(message.cancel_task());
+      }
+      v1::AgentMessage finished;
+      finished.mutable_task_update()->set_task_id(message.cancel_task().task_id());
+      finished.mutable_task_update()->mutable_finished()->set_cancelled(true);
+      finished.mutable_task_update()->mutable_finished()->set_message(
+          "cancelled by the coordinator");
+      stream_.Write(finished);
+      break;
+    }
+    default:
+      break;
   }
+  cv_.notify_all();
 }
 
 void FakeAgent::HandleAssignment(const v1::TaskAssignment& a) {
@@ -118,12 +75,12 @@ void FakeAgent::HandleAssignment(const v1::TaskAssignment& a) {
   update.set_task_id(a.task_id());
   if (options_.on_task == FakeAgentOptions::OnTask::kRefuse) {
     update.mutable_refused()->set_reason(options_.refuse_reason);
-    Write(m);
+    stream_.Write(m);
     return;
   }
   const int total = options_.on_task == FakeAgentOptions::OnTask::kRun ? options_.runs : 10;
   update.mutable_accepted()->set_runs_total(static_cast<uint32_t>(total));
-  Write(m);
+  stream_.Write(m);
   const int runs = options_.on_task == FakeAgentOptions::OnTask::kRun ? options_.runs : 1;
   for (int i = 1; i <= runs; ++i) {
     v1::RunRecord record = MakeRecord(static_cast<uint32_t>(i));
@@ -131,12 +88,7 @@ void FakeAgent::HandleAssignment(const v1::TaskAssignment& a) {
     record.set_task_id(a.task_id());
     record.set_series_id(a.series_id());
     if (!options_.flag.empty()) record.add_flags()->set_code(options_.flag);
-    v1::AgentMessage batch;
-    {
-      std::lock_guard<std::mutex> lock(write_mu_);
-      *batch.mutable_records() = MakeBatch(next_batch_++, {Serialize(record)});
-    }
-    Write(batch);
+    stream_.WriteBatch({Serialize(record)});
     v1::AgentMessage progress;
     progress.mutable_task_update()->set_task_id(a.task_id());
     v1::TaskProgress& p = *progress.mutable_task_update()->mutable_progress();
@@ -146,14 +98,14 @@ void FakeAgent::HandleAssignment(const v1::TaskAssignment& a) {
     p.set_call_index(static_cast<uint32_t>(i));
     p.set_last_figure(absl::StrCat("tokens_per_second ", 50 + i, " tokens/s"));
     p.set_last_run_id(record.run_id());
-    Write(progress);
+    stream_.Write(progress);
   }
   if (options_.on_task != FakeAgentOptions::OnTask::kRun) return;  // held until cancelled
   v1::AgentMessage finished;
   finished.mutable_task_update()->set_task_id(a.task_id());
   finished.mutable_task_update()->mutable_finished()->set_ok(true);
   finished.mutable_task_update()->mutable_finished()->set_runs_done(static_cast<uint32_t>(runs));
-  Write(finished);
+  stream_.Write(finished);
 }
 
 std::vector<v1::TaskAssignment> FakeAgent::assignments() {

@@ -1,4 +1,4 @@
-// FakeAgent: an agent reduced to its Connect stream, a plain gRPC client of AgentGateway, for the
+// FakeAgent: an agent reduced to its Connect stream (tests/support/agent_stream.h), for the
 // fleet scheduling tests: Hello with labels, then it answers each TaskAssignment as told (run N
 // runs: accepted, one record and one progress per run, finished; refuse; or accept and hold until
 // cancelled) and answers TaskCancel with a cancelled finish. Records carry the task's task_id and
@@ -17,6 +17,7 @@
 
 #include "absl/time/time.h"
 #include "benchfleet/v1/gateway.grpc.pb.h"
+#include "tests/support/agent_stream.h"
 
 namespace benchfleet::testing {
 
@@ -40,9 +41,9 @@ class FakeAgent {
   FakeAgent& operator=(const FakeAgent&) = delete;
 
   // Opens the stream, sends Hello and waits for an accepted Welcome.
-  bool Connect(absl::Duration timeout = absl::Seconds(10));
+  bool Connect(absl::Duration timeout = absl::Seconds(10)) { return stream_.Connect(timeout); }
   // Closes the stream (a vanished agent, as far as the coordinator can tell).
-  void Disconnect();
+  void Disconnect() { stream_.Disconnect(); }
 
   void SendHeartbeat();
 
@@ -61,29 +62,23 @@ class FakeAgent {
   const std::string& agent_id() const { return options_.agent_id; }
 
  private:
-  void ReadLoop();
+  // Every message from the coordinator, on the stream's reader thread.
+  void OnMessage(const v1::CoordinatorMessage& message);
   void HandleAssignment(const v1::TaskAssignment& assignment);
-  bool Write(const v1::AgentMessage& message);
   template <typename F>
   bool WaitFor(F condition, absl::Duration timeout);
 
   const FakeAgentOptions options_;
-  std::unique_ptr<v1::AgentGateway::Stub> stub_;
-
-  std::mutex write_mu_;  // one Write at a time
-  std::unique_ptr<grpc::ClientContext> context_;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>> stream_;
-  std::thread reader_;
-  uint64_t next_batch_ = 1;  // guarded by write_mu_
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool welcomed_ = false;                        // guarded by mu_
   std::vector<v1::TaskAssignment> assignments_;  // guarded by mu_
   std::set<std::pair<std::string, uint32_t>> received_;  // guarded by mu_: (task id, attempt) run
   std::vector<v1::TaskCancel> cancels_;          // guarded by mu_
   size_t stored_runs_ = 0;                       // guarded by mu_
   size_t heartbeat_acks_ = 0;                    // guarded by mu_
+
+  AgentStream stream_;  // last: its reader thread calls OnMessage until it is destroyed
 };
 
 }  // namespace benchfleet::testing

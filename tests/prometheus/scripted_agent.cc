@@ -1,80 +1,46 @@
 #include "tests/prometheus/scripted_agent.h"
 
-#include <grpcpp/grpcpp.h>
-
-#include "common/version.h"
-
 namespace benchfleet::testing {
 
-ScriptedAgent::ScriptedAgent(std::string address, std::string agent_id,
-                             std::map<std::string, std::string> labels)
-    : agent_id_(std::move(agent_id)), labels_(std::move(labels)) {
-  stub_ = v1::AgentGateway::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-}
+namespace {
 
-ScriptedAgent::~ScriptedAgent() { Disconnect(); }
-
-bool ScriptedAgent::Connect(absl::Duration timeout) {
-  Disconnect();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    welcomed_ = false;
-  }
-  context_ = std::make_unique<grpc::ClientContext>();
-  stream_ = stub_->Connect(context_.get());
-  v1::AgentMessage hello;
-  hello.mutable_hello()->set_agent_id(agent_id_);
-  hello.mutable_hello()->set_agent_version("scripted");
-  hello.mutable_hello()->set_api_revision(kApiRevision);
-  v1::MachineConditions& c = *hello.mutable_hello()->mutable_conditions();
-  c.set_hostname(agent_id_);
+// What the Hello says of the machine: its name and the labels the test gives.
+v1::MachineConditions ConditionsOf(const std::string& agent_id, const std::map<std::string, std::string>& labels) {
+  v1::MachineConditions c;
+  c.set_hostname(agent_id);
   c.set_os_name("Debian GNU/Linux");
   c.set_os_version("12");
   c.set_architecture("x86_64");
   c.set_agent_version("scripted");
-  for (const auto& [k, v] : labels_) (*c.mutable_labels())[k] = v;
-  if (!Write(hello)) return false;
-  reader_ = std::thread([this] { ReadLoop(); });
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, absl::ToChronoMilliseconds(timeout), [&] { return welcomed_; });
+  for (const auto& [k, v] : labels) (*c.mutable_labels())[k] = v;
+  return c;
 }
 
-void ScriptedAgent::Disconnect() {
-  if (context_ == nullptr) return;
-  context_->TryCancel();
-  if (reader_.joinable()) reader_.join();
-  stream_->Finish();
-  stream_.reset();
-  context_.reset();
-}
+}  // namespace
 
-bool ScriptedAgent::Write(const v1::AgentMessage& message) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  return stream_ != nullptr && stream_->Write(message);
-}
+ScriptedAgent::ScriptedAgent(std::string address, std::string agent_id,
+                             std::map<std::string, std::string> labels)
+    : stream_(address, agent_id, "scripted", ConditionsOf(agent_id, labels),
+              [this](const v1::CoordinatorMessage& message) { OnMessage(message); }) {}
 
-void ScriptedAgent::ReadLoop() {
-  v1::CoordinatorMessage message;
-  while (stream_->Read(&message)) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      switch (message.body_case()) {
-        case v1::CoordinatorMessage::kWelcome:
-          welcomed_ = message.welcome().accepted();
-          break;
-        case v1::CoordinatorMessage::kAck:
-          stored_ += message.ack().stored_run_ids_size();
-          rejected_ += message.ack().rejections_size();
-          break;
-        case v1::CoordinatorMessage::kAssignTask:
-          assignments_.push_back(message.assign_task());
-          break;
-        default:
-          break;
-      }
+ScriptedAgent::~ScriptedAgent() { Disconnect(); }
+
+void ScriptedAgent::OnMessage(const v1::CoordinatorMessage& message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    switch (message.body_case()) {
+      case v1::CoordinatorMessage::kAck:
+        stored_ += message.ack().stored_run_ids_size();
+        rejected_ += message.ack().rejections_size();
+        break;
+      case v1::CoordinatorMessage::kAssignTask:
+        assignments_.push_back(message.assign_task());
+        break;
+      default:
+        break;
     }
-    cv_.notify_all();
   }
+  cv_.notify_all();
 }
 
 std::optional<v1::TaskAssignment> ScriptedAgent::WaitForAssignment(absl::Duration timeout) {
@@ -89,17 +55,11 @@ void ScriptedAgent::Accept(const std::string& task_id, uint32_t runs_total) {
   v1::AgentMessage m;
   m.mutable_task_update()->set_task_id(task_id);
   m.mutable_task_update()->mutable_accepted()->set_runs_total(runs_total);
-  Write(m);
+  stream_.Write(m);
 }
 
 void ScriptedAgent::SendBatch(const std::vector<std::string>& serialized_records) {
-  v1::AgentMessage m;
-  {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    m.mutable_records()->set_batch_id(next_batch_++);
-  }
-  for (const std::string& r : serialized_records) m.mutable_records()->add_records(r);
-  Write(m);
+  stream_.WriteBatch(serialized_records);
 }
 
 void ScriptedAgent::Send(const std::vector<v1::RunRecord>& records) {
@@ -117,7 +77,7 @@ void ScriptedAgent::Finish(const std::string& task_id, bool ok, uint32_t runs_do
   f.set_runs_done(runs_done);
   f.set_runs_failed(runs_failed);
   f.set_message(message);
-  Write(m);
+  stream_.Write(m);
 }
 
 bool ScriptedAgent::WaitForAcked(size_t stored, size_t rejected, absl::Duration timeout) {

@@ -1,5 +1,5 @@
-// ScriptedAgent: an agent reduced to its Connect stream (a plain gRPC client of AgentGateway)
-// whose every message the test writes itself: it sends Hello, keeps the tasks it is assigned,
+// ScriptedAgent: an agent reduced to its Connect stream (tests/support/agent_stream.h) whose
+// every message the test writes itself: it sends Hello, keeps the tasks it is assigned,
 // and sends the records, task updates and raw (even malformed) batches the test gives it, for
 // the alert scenarios of prometheus_live_test. Thread-safe; one stream at a time.
 #ifndef BENCHFLEET_TESTS_PROMETHEUS_SCRIPTED_AGENT_H_
@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "benchfleet/v1/gateway.grpc.pb.h"
 #include "benchfleet/v1/record.pb.h"
+#include "tests/support/agent_stream.h"
 
 namespace benchfleet::testing {
 
@@ -28,8 +29,8 @@ class ScriptedAgent {
   ScriptedAgent& operator=(const ScriptedAgent&) = delete;
 
   // Opens the stream, sends Hello and waits for an accepted Welcome.
-  bool Connect(absl::Duration timeout = absl::Seconds(10));
-  void Disconnect();
+  bool Connect(absl::Duration timeout = absl::Seconds(10)) { return stream_.Connect(timeout); }
+  void Disconnect() { stream_.Disconnect(); }
 
   // Waits for the first TaskAssignment; nullopt on timeout.
   std::optional<v1::TaskAssignment> WaitForAssignment(absl::Duration timeout);
@@ -44,28 +45,19 @@ class ScriptedAgent {
   // Waits until the Acks named at least this many stored / rejected records.
   bool WaitForAcked(size_t stored, size_t rejected, absl::Duration timeout);
 
-  const std::string& agent_id() const { return agent_id_; }
+  const std::string& agent_id() const { return stream_.agent_id(); }
 
  private:
-  void ReadLoop();
-  bool Write(const v1::AgentMessage& message);
-
-  const std::string agent_id_;
-  const std::map<std::string, std::string> labels_;
-  std::unique_ptr<v1::AgentGateway::Stub> stub_;
-
-  std::mutex write_mu_;  // one Write at a time
-  std::unique_ptr<grpc::ClientContext> context_;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>> stream_;
-  std::thread reader_;
-  uint64_t next_batch_ = 1;  // guarded by write_mu_
+  // Every message from the coordinator, on the stream's reader thread.
+  void OnMessage(const v1::CoordinatorMessage& message);
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool welcomed_ = false;                        // guarded by mu_
   std::vector<v1::TaskAssignment> assignments_;  // guarded by mu_
   size_t stored_ = 0;                            // guarded by mu_
   size_t rejected_ = 0;                          // guarded by mu_
+
+  AgentStream stream_;  // last: its reader thread calls OnMessage until it is destroyed
 };
 
 }  // namespace benchfleet::testing

@@ -387,7 +387,13 @@ TEST(ComfyUiSimProcess, SystemStatsQueueAndApiPrefix) {
 
   const Response p = sim.Post("/prompt", PromptBody(CaptureGraph(42, "heldout")));
   ASSERT_EQ(p.status, 200);
-  const Json q = sim.Get("/api/queue").JsonBody();
+  // As in ComfyUI, the prompt waits in queue_pending until the worker takes it (a moment, longer
+  // on a loaded machine), then runs for a node time per node.
+  Json q = sim.Get("/api/queue").JsonBody();
+  for (int i = 0; i < 500 && q["queue_running"].empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    q = sim.Get("/api/queue").JsonBody();
+  }
   const Json cq = FixtureJson("get_queue_right_after_post_run1_first.json")["body_json"];
   EXPECT_EQ(Keys(q), Keys(cq));
   ASSERT_EQ(q["queue_running"].size(), 1u);
