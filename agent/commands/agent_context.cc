@@ -10,6 +10,7 @@
 #include "agent/identity/agent_id.h"
 #include "agent/platform/process_tree.h"
 #include "agent/platform/vendor_probes.h"
+#include "agent/uplink/enrollment.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -50,6 +51,10 @@ absl::StatusOr<ChannelSecurity> ResolveChannelSecurity(Env* env, const AgentConf
   const std::string tls_dir = JoinPath(state_dir, kTlsDirName);
   std::string ca_path = !ca_flag.empty() ? ca_flag : config.ca_cert;
   if (ca_path.empty() && env->FileExists(JoinPath(tls_dir, kFleetCaFile))) ca_path = JoinPath(tls_dir, kFleetCaFile);
+  // A renewal a crash cut short is completed first, so the key and certificate read match.
+  if (env->FileExists(tls_dir)) {
+    if (absl::Status s = FinishStagedRenewal(tls_dir); !s.ok()) return s;
+  }
   if (!ca_path.empty()) {
     auto ca = ReadCredentialFile(ca_path, "the fleet CA certificate (--ca-cert / ca_cert:)");
     if (!ca.ok()) return ca.status();

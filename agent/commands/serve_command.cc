@@ -2,7 +2,7 @@
 // the tasks the coordinator assigns on the same stream (agent/tasks/, each judged against this
 // agent's allow-list first) until SIGTERM/SIGINT (or, with --exit-when-drained, until the outbox
 // is empty and no task is running). With --metrics-listen it serves its own Prometheus /metrics
-// (agent/metrics/).
+// (agent/metrics/). An enrolled agent renews its certificate before it expires (--renew-before).
 #include <signal.h>
 
 #include <cerrno>
@@ -17,7 +17,9 @@
 #include "agent/metrics/prometheus_agent_metrics.h"
 #include "agent/outbox/outbox.h"
 #include "agent/tasks/task_executor.h"
+#include "agent/uplink/enrollment.h"
 #include "agent/uplink/uplink.h"
+#include "common/tls/certificates.h"
 #include "common/version.h"
 
 namespace benchfleet::agent {
@@ -27,6 +29,42 @@ namespace {
 constexpr long kPollNanos = 100'000'000;
 // How often a changed state is reported on stderr.
 constexpr int kReportEveryPolls = 100;  // 10 s
+// How often the agent certificate's expiry is looked at (after once at start).
+constexpr int kRenewCheckEveryPolls = 36000;  // 1 h
+constexpr absl::Duration kRenewTimeout = absl::Seconds(10);
+
+std::string FormatUtc(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
+
+// Renews the agent certificate when less than `renew_before` of it is left, and gives the
+// uplink the new one for its next streams. Returns a line for the log, "" when nothing was due
+// (or the agent has no certificate: plaintext on loopback). A failure is logged, not fatal: the
+// current certificate still works, and the next check tries again.
+std::string RenewIfDue(Env* env, const AgentConfig& config, const AgentSetup& setup, const std::string& coordinator,
+                       const std::string& ca_flag, absl::Duration renew_before, Uplink* uplink) {
+  auto security = ResolveChannelSecurity(env, config, setup.state_dir, ca_flag, coordinator);
+  if (!security.ok()) return absl::StrCat("serve: certificate renewal: ", security.status().message());
+  if (security->cert_pem.empty()) return "";
+  auto current = tls::ParseCertificate(security->cert_pem);
+  if (!current.ok()) return absl::StrCat("serve: certificate renewal: ", current.status().message());
+  if (!RenewalDue(current->not_after, env->clock().Now(), renew_before)) return "";
+  RenewalRequest request;
+  request.coordinator = coordinator;
+  request.security = *security;
+  request.tls_dir = JoinPath(setup.state_dir, kTlsDirName);
+  request.timeout = kRenewTimeout;
+  auto renewed = RenewCertificate(request);
+  if (!renewed.ok()) {
+    return absl::StrCat("serve: the agent certificate (valid until ", FormatUtc(current->not_after),
+                        ") could not be renewed, trying again in an hour: ", renewed.status().message());
+  }
+  auto now_security = ResolveChannelSecurity(env, config, setup.state_dir, ca_flag, coordinator);
+  if (!now_security.ok()) return absl::StrCat("serve: certificate renewal: ", now_security.status().message());
+  auto credentials = MakeChannelCredentials(coordinator, *now_security);
+  if (!credentials.ok()) return absl::StrCat("serve: certificate renewal: ", credentials.status().message());
+  uplink->SetCredentials(std::move(*credentials));
+  return absl::StrCat("serve: agent certificate renewed (the old one was valid until ", FormatUtc(current->not_after),
+                      "; the new one until ", FormatUtc(renewed->not_after), ")");
+}
 
 }  // namespace
 
@@ -50,6 +88,12 @@ int RunServeCommand(const ServeFlags& flags) {
   auto sampling_mode = ResolveDeviceSampling(flags.device_sampling, *config);
   if (!sampling_mode.ok()) {
     PrintError("serve", sampling_mode.status());
+    return kExitBadInput;
+  }
+  absl::Duration renew_before;
+  if (!absl::ParseDuration(flags.renew_before, &renew_before) || renew_before < absl::ZeroDuration()) {
+    PrintError("serve", absl::InvalidArgumentError(absl::StrCat("--renew-before: '", flags.renew_before,
+                                                                "' is not a duration like 720h")));
     return kExitBadInput;
   }
 
@@ -145,6 +189,12 @@ int RunServeCommand(const ServeFlags& flags) {
     PrintError("serve", s);
     return kExitBadInput;
   }
+  // The certificate is looked at before the first stream (which then uses a renewed one) and
+  // every hour after.
+  if (std::string line = RenewIfDue(env, *config, *setup, coordinator, flags.ca_cert, renew_before, &uplink);
+      !line.empty()) {
+    PrintProgress(line);
+  }
   if (auto s = uplink.Start(); !s.ok()) {
     PrintError("serve", s);
     return kExitBadInput;
@@ -169,6 +219,10 @@ int RunServeCommand(const ServeFlags& flags) {
     if (flags.exit_when_drained && depth == 0 && executor.WaitUntilIdle(absl::ZeroDuration())) {
       PrintProgress("serve: outbox drained, exiting (--exit-when-drained)");
       break;
+    }
+    if (poll > 0 && poll % kRenewCheckEveryPolls == 0) {
+      std::string line = RenewIfDue(env, *config, *setup, coordinator, flags.ca_cert, renew_before, &uplink);
+      if (!line.empty()) PrintProgress(line);
     }
     if (poll % kReportEveryPolls == 0) {
       const UplinkStats stats = uplink.stats();

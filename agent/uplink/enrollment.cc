@@ -1,6 +1,10 @@
 #include "agent/uplink/enrollment.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 
 #include <chrono>
 #include <tuple>
@@ -10,9 +14,40 @@
 #include "benchfleet/v1/auth.grpc.pb.h"
 #include "common/grpc_channel.h"
 #include "common/tls/certificates.h"
+#include "common/errno_status.h"
 #include "common/tls/fleet_ca.h"
 
 namespace benchfleet::agent {
+namespace {
+
+constexpr char kKeyFile[] = "/agent-key.pem";
+constexpr char kCertFile[] = "/agent.pem";
+constexpr char kNextKeyFile[] = "/agent-key.next.pem";
+constexpr char kNextCertFile[] = "/agent.next.pem";
+
+std::chrono::system_clock::time_point DeadlineIn(absl::Duration timeout) {
+  return std::chrono::system_clock::now() + std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout));
+}
+
+// What comes back must be ours: the certificate for our key, signed by the CA we trust.
+absl::Status CheckIssued(const std::string& key_pem, const v1::EnrollResponse& response, const std::string& ca_pem) {
+  if (absl::Status s = tls::CheckKeyMatchesCertificate(key_pem, response.certificate_pem()); !s.ok()) {
+    return absl::InternalError(absl::StrCat("the coordinator's certificate is not for this agent's key: ", s.message()));
+  }
+  if (absl::Status s = tls::VerifyCertificate(response.certificate_pem(), ca_pem, absl::Now()); !s.ok()) {
+    return absl::InternalError(absl::StrCat("the certificate does not verify against the fleet CA: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+absl::Status Rename(const std::string& from, const std::string& to) {
+  if (std::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus(absl::StrCat("renaming to ", to), from, errno);
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request) {
   if (request.ca_cert_pem.empty()) {
@@ -31,8 +66,7 @@ absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request) {
   if (!channel.ok()) return channel.status();
   auto stub = v1::Enrollment::NewStub(*channel);
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::milliseconds(absl::ToInt64Milliseconds(request.timeout)));
+  context.set_deadline(DeadlineIn(request.timeout));
   v1::EnrollRequest call;
   call.set_token(request.token);
   call.set_agent_id(request.agent_id);
@@ -43,17 +77,11 @@ absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request) {
     return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                         absl::StrCat("enrollment at ", request.coordinator, ": ", status.error_message()));
   }
-  // What comes back must be ours: the certificate for our key, signed by the CA we trust.
-  if (absl::Status s = tls::CheckKeyMatchesCertificate(*key, response.certificate_pem()); !s.ok()) {
-    return absl::InternalError(absl::StrCat("the coordinator's certificate is not for this agent's key: ", s.message()));
-  }
-  if (absl::Status s = tls::VerifyCertificate(response.certificate_pem(), request.ca_cert_pem, absl::Now()); !s.ok()) {
-    return absl::InternalError(absl::StrCat("the certificate does not verify against the fleet CA: ", s.message()));
-  }
+  if (absl::Status s = CheckIssued(*key, response, request.ca_cert_pem); !s.ok()) return s;
 
   ::mkdir(request.tls_dir.c_str(), 0700);
-  const std::string key_path = request.tls_dir + "/agent-key.pem";
-  const std::string cert_path = request.tls_dir + "/agent.pem";
+  const std::string key_path = request.tls_dir + kKeyFile;
+  const std::string cert_path = request.tls_dir + kCertFile;
   // The key first: a certificate without its key would be useless, a key alone is re-enrolled.
   const std::vector<std::tuple<std::string, std::string, mode_t>> files = {
       {key_path, *key, 0600},
@@ -66,6 +94,72 @@ absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request) {
   result.certificate_path = cert_path;
   result.not_after = absl::FromUnixSeconds(response.not_after().seconds());
   return result;
+}
+
+absl::StatusOr<EnrollmentResult> RenewCertificate(const RenewalRequest& request) {
+  if (request.security.cert_pem.empty() || request.security.ca_cert_pem.empty()) {
+    return absl::FailedPreconditionError("renewal needs the fleet CA and the current certificate (enroll first)");
+  }
+  auto info = tls::ParseCertificate(request.security.cert_pem);
+  if (!info.ok()) return info.status();
+  auto key = tls::NewPrivateKeyPem();
+  if (!key.ok()) return key.status();
+  auto csr = tls::NewCsrPem(*key, info->common_name);
+  if (!csr.ok()) return csr.status();
+
+  auto channel = NewCoordinatorChannel(request.coordinator, request.security);
+  if (!channel.ok()) return channel.status();
+  auto stub = v1::Enrollment::NewStub(*channel);
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(request.timeout));
+  v1::RenewRequest call;
+  call.set_csr_pem(*csr);
+  v1::EnrollResponse response;
+  const grpc::Status status = stub->Renew(&context, call, &response);
+  if (!status.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        absl::StrCat("renewal at ", request.coordinator, ": ", status.error_message()));
+  }
+  if (absl::Status s = CheckIssued(*key, response, request.security.ca_cert_pem); !s.ok()) return s;
+  auto issued = tls::ParseCertificate(response.certificate_pem());
+  if (!issued.ok()) return issued.status();
+  if (issued->common_name != info->common_name) {
+    return absl::InternalError(absl::StrCat("the renewed certificate is for '", issued->common_name, "', not '",
+                                            info->common_name, "'"));
+  }
+
+  // Staged beside the current pair, key first, then put in place (FinishStagedRenewal).
+  if (absl::Status s = tls::WriteSecretFile(request.tls_dir + kNextKeyFile, *key, 0600); !s.ok()) return s;
+  if (absl::Status s = tls::WriteSecretFile(request.tls_dir + kNextCertFile, response.certificate_pem(), 0644);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = FinishStagedRenewal(request.tls_dir); !s.ok()) return s;
+  EnrollmentResult result;
+  result.certificate_path = request.tls_dir + kCertFile;
+  result.not_after = issued->not_after;
+  return result;
+}
+
+absl::Status FinishStagedRenewal(const std::string& tls_dir) {
+  const std::string next_key = tls_dir + kNextKeyFile;
+  const std::string next_cert = tls_dir + kNextCertFile;
+  const bool have_key = Exists(next_key);
+  const bool have_cert = Exists(next_cert);
+  if (have_key && !have_cert) {
+    // The certificate never came: the current pair is still the one in use.
+    if (::unlink(next_key.c_str()) != 0) return ErrnoStatus("removing", next_key, errno);
+    return absl::OkStatus();
+  }
+  if (!have_cert) return absl::OkStatus();
+  if (have_key) {
+    if (absl::Status s = Rename(next_key, tls_dir + kKeyFile); !s.ok()) return s;
+  }
+  return Rename(next_cert, tls_dir + kCertFile);
+}
+
+bool RenewalDue(absl::Time not_after, absl::Time now, absl::Duration renew_before) {
+  return not_after - now < renew_before;
 }
 
 }  // namespace benchfleet::agent

@@ -101,6 +101,11 @@ class Uplink::Impl {
     cv_.notify_all();
   }
 
+  void SetCredentials(std::shared_ptr<grpc::ChannelCredentials> credentials) {
+    std::lock_guard<std::mutex> l(credentials_mu_);
+    options_.credentials = std::move(credentials);
+  }
+
   void SetPaused(bool paused) {
     std::lock_guard<std::mutex> l(mu_);
     paused_ = paused;
@@ -225,9 +230,13 @@ class Uplink::Impl {
     // A channel of our own per attempt, not a shared subchannel with gRPC's own reconnect backoff:
     // our Backoff alone decides when to try again.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    return grpc::CreateCustomChannel(
-        options_.target,
-        options_.credentials != nullptr ? options_.credentials : grpc::InsecureChannelCredentials(), args);
+    std::shared_ptr<grpc::ChannelCredentials> credentials;
+    {
+      std::lock_guard<std::mutex> l(credentials_mu_);
+      credentials = options_.credentials;
+    }
+    return grpc::CreateCustomChannel(options_.target,
+                                     credentials != nullptr ? credentials : grpc::InsecureChannelCredentials(), args);
   }
 
   // Opens one stream and serves it until it ends. *welcomed tells whether the coordinator
@@ -518,7 +527,8 @@ class Uplink::Impl {
     Impl* impl = nullptr;  // guarded by mu
   };
 
-  const UplinkOptions options_;
+  UplinkOptions options_;  // constant but for credentials (guarded by credentials_mu_)
+  std::mutex credentials_mu_;
   RecordQueue* const queue_;
   const std::shared_ptr<WakeHandle> wake_ = std::make_shared<WakeHandle>();
   Clock* const clock_;
@@ -550,6 +560,10 @@ Uplink::~Uplink() = default;
 absl::Status Uplink::Start() { return impl_->Start(); }
 void Uplink::Stop() { impl_->Stop(); }
 void Uplink::SetPaused(bool paused) { impl_->SetPaused(paused); }
+
+void Uplink::SetCredentials(std::shared_ptr<grpc::ChannelCredentials> credentials) {
+  impl_->SetCredentials(std::move(credentials));
+}
 absl::Status Uplink::WaitUntilDrained(absl::Duration timeout) { return impl_->WaitUntilDrained(timeout); }
 absl::Status Uplink::status() { return impl_->status(); }
 void Uplink::SendTaskUpdate(v1::TaskUpdate update) { impl_->SendTaskUpdate(std::move(update)); }

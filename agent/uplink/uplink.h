@@ -127,6 +127,10 @@ class Uplink {
   // be called before Start().
   void SetPaused(bool paused);
 
+  // The credentials of the next streams (a renewed certificate, agent/uplink/enrollment.h); the
+  // open stream goes on with those it was opened with.
+  void SetCredentials(std::shared_ptr<grpc::ChannelCredentials> credentials);
+
   // Queues a TaskUpdate for the coordinator; it is written on the current stream, or on the next
   // one after a reconnect. Updates are written in the order given, except that a progress update
   // replaces a progress update of the same task that is still waiting (only the latest matters);

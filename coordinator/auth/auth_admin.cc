@@ -76,45 +76,63 @@ absl::StatusOr<v1::CreateEnrollmentTokenResponse> AuthAdmin::CreateEnrollmentTok
   return response;
 }
 
-absl::StatusOr<v1::EnrollResponse> AuthAdmin::Enroll(const v1::EnrollRequest& request) {
-  if (request.token().empty()) return absl::UnauthenticatedError("Enroll needs the token `benchfleet agents enroll` printed");
-  if (!ValidAgentId(request.agent_id())) {
+absl::StatusOr<AuthAdmin::Signed> AuthAdmin::Sign(const std::string& agent_id, const std::string& csr_pem) {
+  if (!ValidAgentId(agent_id)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("'", request.agent_id(), "' is not an agent id (1 to 58 of A-Z a-z 0-9 . _ : -)"));
+        absl::StrCat("'", agent_id, "' is not an agent id (1 to 58 of A-Z a-z 0-9 . _ : -)"));
   }
-  if (request.csr_pem().size() > kMaxCsrBytes) return absl::InvalidArgumentError("the CSR is too large");
+  if (csr_pem.size() > kMaxCsrBytes) return absl::InvalidArgumentError("the CSR is too large");
   if (ca_.key_pem.empty()) {
     return absl::FailedPreconditionError(
         "this coordinator has no CA key to sign with (start it with --ca-key)");
   }
-  auto csr = tls::ParseCsr(request.csr_pem());
+  auto csr = tls::ParseCsr(csr_pem);
   if (!csr.ok()) return absl::InvalidArgumentError(absl::StrCat("bad CSR: ", csr.status().message()));
 
   const absl::Time now = clock_->Now();
   tls::CertificateSpec spec;
-  spec.common_name = AgentCommonName(request.agent_id());
+  spec.common_name = AgentCommonName(agent_id);
   // A minute back, so that a host whose clock is a little behind accepts it at once.
   spec.not_before = now - absl::Minutes(1);
   spec.not_after = now + kAgentCertificateLifetime;
   spec.client = true;
-  auto certificate = tls::SignCsrPem(request.csr_pem(), spec, ca_.cert_pem, ca_.key_pem);
+  auto certificate = tls::SignCsrPem(csr_pem, spec, ca_.cert_pem, ca_.key_pem);
   if (!certificate.ok()) return certificate.status();
   auto info = tls::ParseCertificate(*certificate);
   if (!info.ok()) return info.status();
 
-  IssuedCertificate issued;
-  issued.fingerprint_sha256 = info->sha256_fingerprint_hex;
-  issued.agent_id = request.agent_id();
-  issued.serial_hex = info->serial_hex;
-  issued.issued = now;
-  issued.not_after = info->not_after;
-  if (absl::Status s = store_->RedeemEnrollmentToken(Sha256Hex(request.token()), now, issued); !s.ok()) return s;
+  Signed out;
+  out.issued.fingerprint_sha256 = info->sha256_fingerprint_hex;
+  out.issued.agent_id = agent_id;
+  out.issued.serial_hex = info->serial_hex;
+  out.issued.issued = now;
+  out.issued.not_after = info->not_after;
+  out.response.set_certificate_pem(*certificate);
+  out.response.set_ca_certificate_pem(ca_.cert_pem);
+  SetTimestamp(info->not_after, out.response.mutable_not_after());
+  return out;
+}
 
-  v1::EnrollResponse response;
-  response.set_certificate_pem(*certificate);
-  response.set_ca_certificate_pem(ca_.cert_pem);
-  SetTimestamp(info->not_after, response.mutable_not_after());
-  return response;
+absl::StatusOr<v1::EnrollResponse> AuthAdmin::Enroll(const v1::EnrollRequest& request) {
+  if (request.token().empty()) return absl::UnauthenticatedError("Enroll needs the token `benchfleet agents enroll` printed");
+  auto signed_certificate = Sign(request.agent_id(), request.csr_pem());
+  if (!signed_certificate.ok()) return signed_certificate.status();
+  if (absl::Status s = store_->RedeemEnrollmentToken(Sha256Hex(request.token()), signed_certificate->issued.issued,
+                                                     signed_certificate->issued);
+      !s.ok()) {
+    return s;
+  }
+  return std::move(signed_certificate->response);
+}
+
+absl::StatusOr<v1::EnrollResponse> AuthAdmin::Renew(const std::string& agent_id, const std::string& presented_sha256,
+                                                    const std::string& csr_pem) {
+  auto signed_certificate = Sign(agent_id, csr_pem);
+  if (!signed_certificate.ok()) return signed_certificate.status();
+  if (absl::Status s = store_->RecordRenewedCertificate(presented_sha256, signed_certificate->issued); !s.ok()) {
+    return s;
+  }
+  return std::move(signed_certificate->response);
 }
 
 absl::StatusOr<std::string> AuthAdmin::CreateApiToken(const v1::CreateApiTokenRequest& request,

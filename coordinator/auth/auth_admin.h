@@ -41,10 +41,23 @@ class AuthAdmin {
   // order: a token is used only when a certificate comes out of it.
   absl::StatusOr<v1::EnrollResponse> Enroll(const v1::EnrollRequest& request);
 
+  // Signs a new certificate for `agent_id` from `csr_pem` and records it, if the certificate the
+  // agent presented (`presented_sha256`, which the Authorizer accepted) is still not revoked.
+  absl::StatusOr<v1::EnrollResponse> Renew(const std::string& agent_id, const std::string& presented_sha256,
+                                           const std::string& csr_pem);
+
   absl::StatusOr<std::string> CreateApiToken(const v1::CreateApiTokenRequest& request,
                                              const std::string& created_by);
 
  private:
+  // A certificate for `agent_id` (CN "agent:<id>", client use, kAgentCertificateLifetime) from
+  // `csr_pem`, checked and signed, with what the store keeps of it.
+  struct Signed {
+    v1::EnrollResponse response;
+    IssuedCertificate issued;
+  };
+  absl::StatusOr<Signed> Sign(const std::string& agent_id, const std::string& csr_pem);
+
   AuthStore* const store_;
   Clock* const clock_;
   const CaKeyPair ca_;

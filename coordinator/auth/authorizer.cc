@@ -23,6 +23,7 @@ const std::map<std::string, Access, std::less<>>& MethodAccessTable() {
       {"/grpc.health.v1.Health/Check", Access::kAnyone},
       {"/grpc.health.v1.Health/Watch", Access::kAnyone},
       {"/benchfleet.v1.Enrollment/Enroll", Access::kAnyone},
+      {"/benchfleet.v1.Enrollment/Renew", Access::kAgent},
       {"/benchfleet.v1.AgentGateway/Connect", Access::kAgent},
       {"/benchfleet.v1.Admin/ListRuns", Access::kViewer},
       {"/benchfleet.v1.Admin/ListMachines", Access::kViewer},
@@ -112,6 +113,7 @@ grpc::Status Authorizer::AuthorizeAgent(const grpc::ServerContext* context, Call
   }
   caller->kind = Caller::Kind::kAgent;
   caller->agent_id = agent_id;
+  caller->certificate_sha256 = info->sha256_fingerprint_hex;
   return grpc::Status::OK;
 }
 

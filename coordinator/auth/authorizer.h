@@ -36,6 +36,7 @@ struct Caller {
   enum class Kind { kAnonymous, kAgent, kToken, kPlaintext };
   Kind kind = Kind::kAnonymous;
   std::string agent_id;    // kAgent: from the certificate
+  std::string certificate_sha256;  // kAgent: the presented certificate's fingerprint (hex)
   std::string token_name;  // kToken
   v1::Role role = v1::ROLE_UNSPECIFIED;
 

@@ -1,5 +1,6 @@
-// EnrollmentService: the gRPC Enrollment API (auth.proto). Open to anyone (no certificate, no
-// token: the enrollment token is the credential); each enrollment is audited. Thread-safe.
+// EnrollmentService: the gRPC Enrollment API (auth.proto). Enroll is open to anyone (no
+// certificate, no token: the enrollment token is the credential); Renew needs the agent's
+// current certificate. Each enrollment and renewal is audited. Thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_AUTH_ENROLLMENT_SERVICE_H_
 #define BENCHFLEET_COORDINATOR_AUTH_ENROLLMENT_SERVICE_H_
 
@@ -16,6 +17,8 @@ class EnrollmentService final : public v1::Enrollment::Service {
 
   grpc::Status Enroll(grpc::ServerContext* context, const v1::EnrollRequest* request,
                       v1::EnrollResponse* response) override;
+  grpc::Status Renew(grpc::ServerContext* context, const v1::RenewRequest* request,
+                     v1::EnrollResponse* response) override;
 
  private:
   AuthAdmin* const admin_;

@@ -64,6 +64,11 @@ class AuthStore {
   virtual absl::Status RedeemEnrollmentToken(const std::string& token_sha256, absl::Time now,
                                              const IssuedCertificate& certificate) = 0;
 
+  // In one transaction: checks that the certificate `presented_sha256` of `certificate.agent_id`
+  // is still accepted (locking it, so that a RevokeAgent at the same moment revokes the new one
+  // too) and records `certificate`, its renewal. UNAUTHENTICATED when it was revoked meanwhile.
+  virtual absl::Status RecordRenewedCertificate(const std::string& presented_sha256,
+                                                const IssuedCertificate& certificate) = 0;
   // True when the certificate was issued to `agent_id` by enrollment and is not revoked.
   virtual absl::StatusOr<bool> CertificateAccepted(const std::string& fingerprint_sha256,
                                                    const std::string& agent_id) = 0;

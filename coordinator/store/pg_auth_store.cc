@@ -30,6 +30,18 @@ namespace {
 
 constexpr size_t kMaxIdleConnections = 4;
 
+// The row of a certificate ($1 fingerprint) of an agent ($2) that enrollment issued and nobody revoked.
+constexpr char kAcceptedCertificateSql[] =
+    "SELECT 1 FROM agent_certificates WHERE fingerprint_sha256 = $1 AND agent_id = $2 AND revoked_at IS NULL";
+
+void InsertCertificate(pqxx::work& tx, const IssuedCertificate& certificate) {
+  tx.exec_params(
+      "INSERT INTO agent_certificates (fingerprint_sha256, agent_id, serial_hex, issued_at, not_after) "
+      "VALUES ($1, $2, $3, $4::timestamptz, $5::timestamptz)",
+      certificate.fingerprint_sha256, certificate.agent_id, certificate.serial_hex,
+      TimestamptzLiteral(certificate.issued), TimestamptzLiteral(certificate.not_after));
+}
+
 class PgAuthStore final : public AuthStore {
  public:
   explicit PgAuthStore(const std::string& database_url) : pool_(database_url, kMaxIdleConnections) {}
@@ -75,15 +87,36 @@ class PgAuthStore final : public AuthStore {
       if (!verdict.ok()) return absl::OkStatus();
       tx.exec_params("UPDATE enrollment_tokens SET uses_left = uses_left - 1 WHERE token_sha256 = $1",
                      token_sha256);
-      tx.exec_params(
-          "INSERT INTO agent_certificates (fingerprint_sha256, agent_id, serial_hex, issued_at, not_after) "
-          "VALUES ($1, $2, $3, $4::timestamptz, $5::timestamptz)",
-          certificate.fingerprint_sha256, certificate.agent_id, certificate.serial_hex,
-          TimestamptzLiteral(certificate.issued), TimestamptzLiteral(certificate.not_after));
+      InsertCertificate(tx, certificate);
       tx.commit();
       return absl::OkStatus();
     });
     return status.ok() ? verdict : status;
+  }
+
+  absl::Status RecordRenewedCertificate(const std::string& presented_sha256,
+                                        const IssuedCertificate& certificate) override {
+    bool accepted = false;
+    absl::Status status = pool_.Run("recording a renewed agent certificate", [&](pqxx::connection& c) {
+      pqxx::work tx(c);
+      // FOR UPDATE: RevokeAgent locks the agent's certificates before it revokes them, so it
+      // either comes first (this finds the certificate revoked) or waits for this commit and
+      // then sees the new certificate too.
+      accepted = !tx.exec_params(
+                        absl::StrCat(kAcceptedCertificateSql, " FOR UPDATE"),
+                        presented_sha256, certificate.agent_id)
+                      .empty();
+      if (!accepted) return absl::OkStatus();
+      InsertCertificate(tx, certificate);
+      tx.commit();
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    if (!accepted) {
+      return absl::UnauthenticatedError(
+          absl::StrCat("the certificate of agent ", certificate.agent_id, " was revoked"));
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<bool> CertificateAccepted(const std::string& fingerprint_sha256,
@@ -92,8 +125,7 @@ class PgAuthStore final : public AuthStore {
     absl::Status status = pool_.Run("checking an agent certificate", [&](pqxx::connection& c) {
       pqxx::read_transaction tx(c);
       accepted = !tx.exec_params(
-                        "SELECT 1 FROM agent_certificates WHERE fingerprint_sha256 = $1 AND agent_id = $2 "
-                        "AND revoked_at IS NULL",
+                        kAcceptedCertificateSql,
                         fingerprint_sha256, agent_id)
                       .empty();
       return absl::OkStatus();
@@ -106,6 +138,11 @@ class PgAuthStore final : public AuthStore {
     int revoked = 0;
     absl::Status status = pool_.Run("revoking agent " + agent_id, [&](pqxx::connection& c) {
       pqxx::work tx(c);
+      // Locked first, in a statement of its own: a renewal in flight (RecordRenewedCertificate)
+      // holds one of these rows until it commits, and the UPDATE below, a new statement, then
+      // sees the certificate it added.
+      tx.exec_params("SELECT 1 FROM agent_certificates WHERE agent_id = $1 AND revoked_at IS NULL FOR UPDATE",
+                     agent_id);
       revoked = static_cast<int>(
           tx.exec_params("UPDATE agent_certificates SET revoked_at = $2::timestamptz WHERE agent_id = $1 "
                          "AND revoked_at IS NULL",

@@ -3,6 +3,7 @@
 // enroll`, an agent streaming over TLS with its certificate, a viewer's token that reads and may
 // not change, `benchfleet import` by the operator, revocation and the audit log.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -117,11 +118,40 @@ TEST_F(SecurityCliTest, EnrollStreamReadRefuseImportRevokeAndAudit) {
       << out_;
   EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs"), "4");
 
+  // serve renews the certificate when less than --renew-before of it is left (here: at once, the
+  // 90-day certificate being younger than that), then streams with the new one.
+  const std::string first_cert = ReadAll(state + "/tls/agent.pem");
+  ASSERT_EQ(Run("benchfleet-agent", {"simulate", "--runs", "2", "--out", work_ + "/queued", "--state-dir", state}), 0)
+      << out_;
+  ASSERT_EQ(Run("benchfleet-agent", {"serve", "--coordinator", address_, "--state-dir", state, "--exit-when-drained",
+                                     "--renew-before", "2200h"}),
+            0)
+      << out_;
+  EXPECT_THAT(out_, HasSubstr("agent certificate renewed"));
+  const std::string renewed_cert = ReadAll(state + "/tls/agent.pem");
+  EXPECT_NE(renewed_cert, first_cert);
+  EXPECT_EQ(::access((state + "/tls/agent.next.pem").c_str(), F_OK), -1);
+  EXPECT_EQ(::access((state + "/tls/agent-key.next.pem").c_str(), F_OK), -1);
+  ASSERT_EQ(::stat((state + "/tls/agent-key.pem").c_str(), &key_stat), 0);
+  EXPECT_EQ(key_stat.st_mode & 0777, 0600u);
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs"), "6");
+  // The new pair works on its own: a later run streams with it.
+  ASSERT_EQ(Run("benchfleet-agent", {"simulate", "--runs", "1", "--out", work_ + "/after-renewal", "--state-dir", state,
+                                     "--coordinator", address_}),
+            0)
+      << out_;
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs"), "7");
+  // A bad --renew-before is a usage error.
+  EXPECT_EQ(Run("benchfleet-agent", {"serve", "--coordinator", address_, "--state-dir", state, "--renew-before", "soon"}),
+            2)
+      << out_;
+  EXPECT_THAT(out_, HasSubstr("--renew-before"));
+
   // A viewer reads, and may not change anything.
   ASSERT_EQ(Cli({"tokens", "create", "--name", "reader", "--role", "viewer"}, op), 0) << out_;
   WriteFile(work_ + "/viewer-token", LineStartingWith(out_, "bft_"));
   ASSERT_EQ(Cli({"runs", "--format", "csv"}, work_ + "/viewer-token"), 0) << out_;
-  EXPECT_EQ(std::vector<std::string>(absl::StrSplit(out_, '\n', absl::SkipEmpty())).size(), 5u) << out_;
+  EXPECT_EQ(std::vector<std::string>(absl::StrSplit(out_, '\n', absl::SkipEmpty())).size(), 8u) << out_;
   EXPECT_EQ(Cli({"agents", "revoke", agent_id}, work_ + "/viewer-token"), 1) << out_;
   EXPECT_THAT(out_, HasSubstr("viewer"));
   EXPECT_EQ(Cli({"agents", "enroll"}, work_ + "/viewer-token"), 1) << out_;
@@ -147,15 +177,15 @@ TEST_F(SecurityCliTest, EnrollStreamReadRefuseImportRevokeAndAudit) {
 
   // Revocation: the agent's next connection is refused.
   ASSERT_EQ(Cli({"agents", "revoke", agent_id}, op), 0) << out_;
-  EXPECT_THAT(out_, HasSubstr("1 certificate(s)"));
+  EXPECT_THAT(out_, HasSubstr("2 certificate(s)"));  // the enrolled one and its renewal
   EXPECT_EQ(Run("benchfleet-agent", {"simulate", "--runs", "1", "--out", work_ + "/after-revoke", "--state-dir", state,
                                      "--coordinator", address_, "--connect-attempts", "2", "--timeout", "20"}),
             1)
       << out_;
-  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs"), "7");
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs"), "10");
 
   ASSERT_EQ(Cli({"audit", "--format", "json"}, op), 0) << out_;
-  for (const char* action : {"Admin/CreateEnrollmentToken", "Enrollment/Enroll", "Admin/CreateApiToken",
+  for (const char* action : {"Admin/CreateEnrollmentToken", "Enrollment/Enroll", "Enrollment/Renew", "Admin/CreateApiToken",
                              "Admin/ImportRuns", "Admin/RevokeAgent"}) {
     EXPECT_THAT(out_, HasSubstr(action));
   }

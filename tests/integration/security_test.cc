@@ -399,6 +399,77 @@ TEST_F(SecurityTest, RevokingAnAgentClosesItsStreamAndRefusesItsCertificate) {
   EXPECT_EQ(again.rw->Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }
 
+TEST_F(SecurityTest, AnAgentRenewsItsCertificateWithTheCurrentOne) {
+  const Enrolled a = EnrollNew("agent-a");
+  const std::string new_key = *tls::NewPrivateKeyPem();
+  v1::RenewRequest request;
+  request.set_csr_pem(*tls::NewCsrPem(new_key, "agent:someone-else"));  // the subject is ignored
+  v1::EnrollResponse response;
+  auto stub = v1::Enrollment::NewStub(CertChannel(a.cert, a.key));
+  auto context = Context();
+  const grpc::Status status = stub->Renew(context.get(), request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+
+  auto old_info = tls::ParseCertificate(a.cert);
+  auto new_info = tls::ParseCertificate(response.certificate_pem());
+  ASSERT_TRUE(old_info.ok() && new_info.ok());
+  EXPECT_EQ(new_info->common_name, "agent:agent-a");
+  EXPECT_NE(new_info->sha256_fingerprint_hex, old_info->sha256_fingerprint_hex);
+  EXPECT_GE(new_info->not_after, old_info->not_after);
+  EXPECT_TRUE(tls::CheckKeyMatchesCertificate(new_key, response.certificate_pem()).ok());
+  EXPECT_EQ(response.ca_certificate_pem(), pki_.ca_cert);
+  EXPECT_EQ(Count("agent_certificates"), "2");
+
+  // Both certificates stream until the old one expires; the renewal is audited.
+  for (const std::string* key : {&a.key, &new_key}) {
+    const std::string& cert = key == &a.key ? a.cert : response.certificate_pem();
+    Stream s = Open(CertChannel(cert, *key), "agent-a");
+    v1::CoordinatorMessage welcome;
+    ASSERT_TRUE(s.rw->Read(&welcome));
+    EXPECT_TRUE(welcome.welcome().accepted());
+    s.context->TryCancel();
+  }
+  EXPECT_EQ(db_.QueryValue("SELECT actor || ' ' || action || ' ' || target FROM audit_log "
+                           "WHERE action LIKE '%Renew'"),
+            "agent:agent-a /benchfleet.v1.Enrollment/Renew agent-a");
+
+  // Revoking the agent revokes both.
+  v1::RevokeAgentResponse revoked;
+  ASSERT_TRUE(Revoke("agent-a", &revoked));
+  EXPECT_EQ(revoked.certificates_revoked(), 2u);
+}
+
+TEST_F(SecurityTest, RenewalNeedsAValidAgentCertificate) {
+  const std::string key = *tls::NewPrivateKeyPem();
+  v1::RenewRequest request;
+  request.set_csr_pem(*tls::NewCsrPem(key, "agent:x"));
+  v1::EnrollResponse response;
+  {
+    // No certificate: an operator's token is no agent's credential.
+    auto stub = v1::Enrollment::NewStub(TokenChannel(kOperatorToken));
+    auto context = Context();
+    EXPECT_EQ(stub->Renew(context.get(), request, &response).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    // A revoked agent cannot get a new certificate.
+    const Enrolled a = EnrollNew("agent-a");
+    v1::RevokeAgentResponse revoked;
+    ASSERT_TRUE(Revoke("agent-a", &revoked));
+    auto stub = v1::Enrollment::NewStub(CertChannel(a.cert, a.key));
+    auto context = Context();
+    EXPECT_EQ(stub->Renew(context.get(), request, &response).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    // A malformed CSR.
+    const Enrolled b = EnrollNew("agent-b");
+    request.set_csr_pem("not a CSR");
+    auto stub = v1::Enrollment::NewStub(CertChannel(b.cert, b.key));
+    auto context = Context();
+    EXPECT_EQ(stub->Renew(context.get(), request, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  EXPECT_EQ(Count("agent_certificates"), "2");  // a's and b's from enrollment, nothing renewed
+}
+
 TEST_F(SecurityTest, RevokingOnOneCoordinatorClosesTheStreamOnAnother) {
   coordinator::CoordinatorServerOptions options;
   options.listen_address = "127.0.0.1:0";
