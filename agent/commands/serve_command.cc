@@ -39,13 +39,17 @@ std::string FormatUtc(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%S
 // uplink the new one for its next streams. Returns a line for the log, "" when nothing was due
 // (or the agent has no certificate: plaintext on loopback). A failure is logged, not fatal: the
 // current certificate still works, and the next check tries again.
+// The certificate's expiry goes to `metrics` (when served): the old one's until a renewal
+// succeeds.
 std::string RenewIfDue(Env* env, const AgentConfig& config, const AgentSetup& setup, const std::string& coordinator,
-                       const std::string& ca_flag, absl::Duration renew_before, Uplink* uplink) {
+                       const std::string& ca_flag, absl::Duration renew_before, Uplink* uplink,
+                       PrometheusAgentMetrics* metrics) {
   auto security = ResolveChannelSecurity(env, config, setup.state_dir, ca_flag, coordinator);
   if (!security.ok()) return absl::StrCat("serve: certificate renewal: ", security.status().message());
   if (security->cert_pem.empty()) return "";
   auto current = tls::ParseCertificate(security->cert_pem);
   if (!current.ok()) return absl::StrCat("serve: certificate renewal: ", current.status().message());
+  if (metrics != nullptr) metrics->SetCertificateExpiry(current->not_after);
   if (!RenewalDue(current->not_after, env->clock().Now(), renew_before)) return "";
   RenewalRequest request;
   request.coordinator = coordinator;
@@ -62,6 +66,7 @@ std::string RenewIfDue(Env* env, const AgentConfig& config, const AgentSetup& se
   auto credentials = MakeChannelCredentials(coordinator, *now_security);
   if (!credentials.ok()) return absl::StrCat("serve: certificate renewal: ", credentials.status().message());
   uplink->SetCredentials(std::move(*credentials));
+  if (metrics != nullptr) metrics->SetCertificateExpiry(renewed->not_after);
   return absl::StrCat("serve: agent certificate renewed (the old one was valid until ", FormatUtc(current->not_after),
                       "; the new one until ", FormatUtc(renewed->not_after), ")");
 }
@@ -191,7 +196,7 @@ int RunServeCommand(const ServeFlags& flags) {
   }
   // The certificate is looked at before the first stream (which then uses a renewed one) and
   // every hour after.
-  if (std::string line = RenewIfDue(env, *config, *setup, coordinator, flags.ca_cert, renew_before, &uplink);
+  if (std::string line = RenewIfDue(env, *config, *setup, coordinator, flags.ca_cert, renew_before, &uplink, metrics.get());
       !line.empty()) {
     PrintProgress(line);
   }
@@ -221,7 +226,7 @@ int RunServeCommand(const ServeFlags& flags) {
       break;
     }
     if (poll > 0 && poll % kRenewCheckEveryPolls == 0) {
-      std::string line = RenewIfDue(env, *config, *setup, coordinator, flags.ca_cert, renew_before, &uplink);
+      std::string line = RenewIfDue(env, *config, *setup, coordinator, flags.ca_cert, renew_before, &uplink, metrics.get());
       if (!line.empty()) PrintProgress(line);
     }
     if (poll % kReportEveryPolls == 0) {

@@ -69,6 +69,11 @@ PrometheusAgentMetrics::PrometheusAgentMetrics(RecordQueue* outbox)
                               .Name("benchfleet_agent_current_task")
                               .Help("1 for the task name now running; no sample when no task runs")
                               .Register(*registry_);
+  certificate_expiry_family_ = &prometheus::BuildGauge()
+                                    .Name("benchfleet_agent_certificate_expiry_timestamp_seconds")
+                                    .Help("When the agent's client certificate expires (Unix seconds); no sample "
+                                          "without a certificate")
+                                    .Register(*registry_);
   scrape_view_ = std::make_shared<ScrapeView>(registry_, &outbox_records, outbox);
 }
 
@@ -97,6 +102,17 @@ void PrometheusAgentMetrics::TaskEnded() {
   if (current_task_ != nullptr) current_task_family_->Remove(current_task_);
   current_task_ = nullptr;
   task_running_->Set(0);
+}
+
+void PrometheusAgentMetrics::SetCertificateExpiry(std::optional<absl::Time> not_after) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!not_after.has_value()) {
+    if (certificate_expiry_ != nullptr) certificate_expiry_family_->Remove(certificate_expiry_);
+    certificate_expiry_ = nullptr;
+    return;
+  }
+  if (certificate_expiry_ == nullptr) certificate_expiry_ = &certificate_expiry_family_->Add({});
+  certificate_expiry_->Set(absl::ToDoubleSeconds(*not_after - absl::UnixEpoch()));
 }
 
 std::vector<prometheus::MetricFamily> PrometheusAgentMetrics::Collect() const { return scrape_view_->Collect(); }

@@ -8,11 +8,13 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "agent/metrics/agent_metrics.h"
 #include "agent/outbox/record_queue.h"
 
@@ -44,6 +46,11 @@ class PrometheusAgentMetrics final : public AgentMetrics {
   void TaskStarted(std::string_view task) override;
   void TaskEnded() override;
 
+  // The agent certificate's expiry (benchfleet_agent_certificate_expiry_timestamp_seconds, Unix
+  // seconds), set by serve at start and after each renewal check; nullopt (no certificate:
+  // plaintext on loopback) leaves the family without a sample.
+  void SetCertificateExpiry(std::optional<absl::Time> not_after);
+
   // Returns every family as a scrape sees it, the outbox depth read now (tests: no HTTP).
   std::vector<prometheus::MetricFamily> Collect() const;
 
@@ -61,10 +68,12 @@ class PrometheusAgentMetrics final : public AgentMetrics {
   prometheus::Counter* records_sent_;
   prometheus::Gauge* task_running_;
   prometheus::Family<prometheus::Gauge>* current_task_family_;
+  prometheus::Family<prometheus::Gauge>* certificate_expiry_family_;
 
   std::mutex mu_;
   // The sample of the task now running in current_task_family_; nullptr when none runs.
   prometheus::Gauge* current_task_ = nullptr;  // guarded by mu_
+  prometheus::Gauge* certificate_expiry_ = nullptr;  // guarded by mu_; nullptr: no sample
 };
 
 // Serves a PrometheusAgentMetrics on http://ADDRESS/metrics until destroyed (about 2 s: the

@@ -123,6 +123,22 @@ TEST(AgentMetricsTest, TheCurrentTaskSampleIsRemovedWhenTheTaskEnds) {
   EXPECT_EQ(Value(metrics, "benchfleet_agent_task_running"), 1.0);
 }
 
+TEST(AgentMetricsTest, TheCertificateExpiryHasASampleOnlyWithACertificate) {
+  MemoryRecordQueue outbox;
+  PrometheusAgentMetrics metrics(&outbox);
+  constexpr char kName[] = "benchfleet_agent_certificate_expiry_timestamp_seconds";
+  EXPECT_EQ(Value(metrics, kName), std::nullopt);
+  metrics.SetCertificateExpiry(absl::FromUnixSeconds(1803456000));
+  EXPECT_EQ(Value(metrics, kName), 1803456000.0);
+  EXPECT_THAT(metrics.Exposition(),
+              HasSubstr("# TYPE benchfleet_agent_certificate_expiry_timestamp_seconds gauge\n"
+                        "benchfleet_agent_certificate_expiry_timestamp_seconds 1803456000\n"));
+  metrics.SetCertificateExpiry(absl::FromUnixSeconds(1811232000));  // renewed
+  EXPECT_EQ(Value(metrics, kName), 1811232000.0);
+  metrics.SetCertificateExpiry(std::nullopt);
+  EXPECT_EQ(Value(metrics, kName), std::nullopt);
+}
+
 TEST(AgentMetricsTest, TheOutboxDepthIsReadAtEveryScrape) {
   MemoryRecordQueue outbox;
   const PrometheusAgentMetrics metrics(&outbox);
