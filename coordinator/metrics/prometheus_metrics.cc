@@ -11,6 +11,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "benchfleet/v1/fleet.pb.h"
 #include "coordinator/ingest/rejection_codes.h"
 
@@ -192,6 +194,12 @@ PrometheusMetrics::PrometheusMetrics() : registry_(std::make_shared<prometheus::
                  .Name("benchfleet_run_memory_peak_bytes")
                  .Help("Largest memory figure of each kind in stored runs, in bytes")
                  .Register(r);
+  last_start_ = &prometheus::BuildGauge()
+                     .Name("benchfleet_run_last_start_timestamp_seconds")
+                     .Help("Start of the last stored run of the label set whose figures the last-value gauges "
+                           "show (Unix seconds; the time it was stored when it has no start): across "
+                           "replicas, the one with the newest holds the current values")
+                     .Register(r);
   flagged_ = &prometheus::BuildCounter()
                   .Name("benchfleet_runs_flagged_total")
                   .Help("Stored runs flagged cache_hit or throughput_drop, found a regression by the "
@@ -341,6 +349,14 @@ void PrometheusMetrics::RunStored(const v1::RunRecord& record) {
     ObserveFigure(
         FigureOfLocked(labels, series.memory[kind], last_memory_, memory_, MemoryBytesBuckets(), kind), bytes);
   }
+  // When the values above were measured, so that a replica an agent has left, still holding its
+  // older values, can be told from the one it moved to (rules.yml's :latest rules).
+  if (series.last_start == nullptr) series.last_start = &last_start_->Add(RunLabelSet(labels, ""));
+  const absl::Time start = record.has_start_time()
+                               ? absl::FromUnixSeconds(record.start_time().seconds()) +
+                                     absl::Nanoseconds(record.start_time().nanos())
+                               : absl::Now();
+  series.last_start->Set(absl::ToDoubleSeconds(start - absl::UnixEpoch()));
 }
 
 void PrometheusMetrics::RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) {

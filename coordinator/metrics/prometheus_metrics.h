@@ -77,6 +77,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
     FigureSeries tokens;
     FigureSeries ttft;
     std::map<std::string, FigureSeries> memory;  // by kind
+    prometheus::Gauge* last_start = nullptr;     // benchfleet_run_last_start_timestamp_seconds
   };
   // benchfleet_runs_flagged_total of one (agent, task), in kRunFlags order.
   using FlagCounters = std::array<prometheus::Counter*, 4>;
@@ -124,6 +125,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   prometheus::Family<prometheus::Histogram>* ttft_;
   prometheus::Family<prometheus::Gauge>* last_memory_;
   prometheus::Family<prometheus::Histogram>* memory_;
+  prometheus::Family<prometheus::Gauge>* last_start_;
   prometheus::Family<prometheus::Counter>* flagged_;
 
   std::mutex mu_;

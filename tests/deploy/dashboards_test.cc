@@ -262,9 +262,9 @@ TEST(MemoryAxisCheckTest, CatchesAPanelThatMixesOrDoesNotNameKinds) {
                                              {{"expr", "benchfleet_run_last_memory_peak_bytes{kind=\"device_buffer\"}"}}}}};
   EXPECT_EQ(CheckMemoryOnOneAxis(two_targets).message(),
             "puts host memory (host_buffer) and device memory (device_buffer) on one axis");
-  nlohmann::json unnamed = {{"datasource", prom}, {"targets", {{{"expr", "max(benchfleet:run_last_memory_peak_bytes:max)"}}}}};
+  nlohmann::json unnamed = {{"datasource", prom}, {"targets", {{{"expr", "max(benchfleet:run_last_memory_peak_bytes:latest)"}}}}};
   EXPECT_EQ(CheckMemoryOnOneAxis(unnamed).message(),
-            "selects memory of every kind: max(benchfleet:run_last_memory_peak_bytes:max)");
+            "selects memory of every kind: max(benchfleet:run_last_memory_peak_bytes:latest)");
   nlohmann::json excluded = {{"datasource", prom},
                              {"targets", {{{"expr", "benchfleet_run_last_memory_peak_bytes{kind!=\"device_used\"}"}}}}};
   EXPECT_EQ(CheckMemoryOnOneAxis(excluded).message(),

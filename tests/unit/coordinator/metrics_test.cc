@@ -254,6 +254,7 @@ TEST(PrometheusMetricsTest, ExposesEveryFamilyOfTheCatalogueWithHelp) {
       {"benchfleet_run_time_to_first_token_seconds", MetricType::Histogram},
       {"benchfleet_run_last_memory_peak_bytes", MetricType::Gauge},
       {"benchfleet_run_memory_peak_bytes", MetricType::Histogram},
+      {"benchfleet_run_last_start_timestamp_seconds", MetricType::Gauge},
       {"benchfleet_runs_flagged_total", MetricType::Counter},
   };
   EXPECT_EQ(families, catalogue);
@@ -487,6 +488,41 @@ TEST(PrometheusMetricsTest, StoredRunsSetTheirFiguresAndFailedOnesOnlyCount) {
                                  "benchfleet_run_time_to_first_token_seconds", "benchfleet_runs_flagged_total",
                                  "benchfleet_coordinator_regression_checks_total"}),
             expected);
+}
+
+TEST(PrometheusMetricsTest, TheLastStartTellsWhenTheLastValuesWereMeasured) {
+  PrometheusMetrics metrics;
+  const std::string labels =
+      R"(agent="gpu-01",backend="llama-server",mode="gpu",phase="warm",simulated="false",task="llama-gen",variant="batch_size=8")";
+  auto last_start = [&] {
+    return Exposition(metrics, {"benchfleet_run_last_start_timestamp_seconds"});
+  };
+  const std::string header =
+      "# HELP benchfleet_run_last_start_timestamp_seconds Start of the last stored run of the label set whose "
+      "figures the last-value gauges show (Unix seconds; the time it was stored when it has no start): across "
+      "replicas, the one with the newest holds the current values\n"
+      "# TYPE benchfleet_run_last_start_timestamp_seconds gauge\n";
+  v1::RunRecord run = WarmRun();
+  run.mutable_start_time()->set_seconds(1767225600);
+  run.mutable_start_time()->set_nanos(500000000);
+  metrics.RunStored(run);
+  EXPECT_EQ(last_start(), absl::StrCat(header, "benchfleet_run_last_start_timestamp_seconds{", labels, "} 1767225600.5\n"));
+  // A failed run measures nothing: the time stays that of the values shown.
+  v1::RunRecord failed = WarmRun();
+  failed.mutable_start_time()->set_seconds(1767229200);
+  failed.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+  metrics.RunStored(failed);
+  EXPECT_EQ(last_start(), absl::StrCat(header, "benchfleet_run_last_start_timestamp_seconds{", labels, "} 1767225600.5\n"));
+  // Without a start, the time it was stored.
+  v1::RunRecord undated = WarmRun();
+  undated.clear_start_time();
+  const absl::Time before = absl::Now();
+  metrics.RunStored(undated);
+  for (const auto& family : metrics.registry()->Collect()) {
+    if (family.name != "benchfleet_run_last_start_timestamp_seconds") continue;
+    ASSERT_EQ(family.metric.size(), 1u);
+    EXPECT_GE(family.metric[0].gauge.value, absl::ToDoubleSeconds(before - absl::UnixEpoch()));
+  }
 }
 
 TEST(PrometheusMetricsTest, MemoryIsByKindWithTheLargestFigureOfEach) {
