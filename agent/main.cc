@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
                         "enroll first (as `enroll` does) when the state directory holds no certificate yet");
   serve_cmd->add_option("--renew-before", serve.renew_before,
                         "renew the agent certificate (over TLS with the current one) when less than this is left "
-                        "of it, checked at start and hourly (default 720h: 30 of its 90 days)");
+                        "of it, checked at start and hourly (default: renew_before of agent.yaml, else 720h: 30 of "
+                        "its 90 days)");
   serve_cmd->add_option("--metrics-listen", serve.metrics_listen,
                         "serve Prometheus /metrics on HOST:PORT (port 0 picks a free one; default: metrics_listen "
                         "of agent.yaml, else not served)");

@@ -27,8 +27,9 @@ struct ServeFlags {
   std::string device_sampling;
   // Enrolls first when the state directory holds no certificate yet.
   std::string enroll_token_file;
-  // Renews the agent certificate when less than this is left of it (absl duration: "720h").
-  std::string renew_before = "720h";
+  // Renews the agent certificate when less than this is left of it (absl duration: "720h");
+  // empty: renew_before of agent.yaml (default 720h).
+  std::string renew_before;
 };
 int RunServeCommand(const ServeFlags& flags);
 

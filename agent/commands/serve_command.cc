@@ -95,8 +95,9 @@ int RunServeCommand(const ServeFlags& flags) {
     PrintError("serve", sampling_mode.status());
     return kExitBadInput;
   }
-  absl::Duration renew_before;
-  if (!absl::ParseDuration(flags.renew_before, &renew_before) || renew_before < absl::ZeroDuration()) {
+  absl::Duration renew_before = config->renew_before;
+  if (!flags.renew_before.empty() &&
+      (!absl::ParseDuration(flags.renew_before, &renew_before) || renew_before < absl::ZeroDuration())) {
     PrintError("serve", absl::InvalidArgumentError(absl::StrCat("--renew-before: '", flags.renew_before,
                                                                 "' is not a duration like 720h")));
     return kExitBadInput;

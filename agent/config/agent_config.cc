@@ -16,7 +16,7 @@ namespace benchfleet::agent {
 namespace {
 
 constexpr const char* kTopKeys[] = {"coordinator", "state_dir", "metrics_listen", "device_sampling", "labels",
-                                     "allow",       "ca_cert",   "plaintext"};
+                                     "allow",       "ca_cert",   "plaintext",      "renew_before"};
 constexpr const char* kAllowKeys[] = {"backends", "executables", "model_dirs", "urls", "workflow_dirs", "commands"};
 constexpr const char* kCommandKeys[] = {"argv", "env"};
 
@@ -120,6 +120,13 @@ absl::StatusOr<AgentConfig> Parse(const YAML::Node& root, std::string_view sourc
       return error(node, "plaintext must be true or false");
     }
     config.plaintext = node.Scalar() == "true";
+  }
+  if (const YAML::Node node = root["renew_before"]; node && !node.IsNull()) {
+    auto value = ScalarString(node, "renew_before", error);
+    if (!value.ok()) return value.status();
+    if (!absl::ParseDuration(*value, &config.renew_before) || config.renew_before < absl::ZeroDuration()) {
+      return error(node, absl::StrCat("renew_before: '", *value, "' is not a duration like 720h"));
+    }
   }
   if (const YAML::Node node = root["labels"]; node && !node.IsNull()) {
     if (!node.IsMap()) return error(node, "labels must be a map of name: value");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "common/env.h"
 
 namespace benchfleet::agent {
@@ -68,6 +69,9 @@ struct AgentConfig {
   std::string ca_cert;
   // plaintext: true allows plaintext to a non-loopback coordinator (one run with --insecure).
   bool plaintext = false;
+  // renew_before: `serve` renews the agent certificate when less than this is left of it (an
+  // absl duration, "720h"); --renew-before overrides it.
+  absl::Duration renew_before = absl::Hours(720);
 };
 
 // Parses agent.yaml text. source names it in error messages ("FILE:LINE: ...").

@@ -592,6 +592,7 @@ TEST(HelmChartTest, TheSchemaRefusesBadValues) {
       {{"--set", "operatorToken.value=hunter2"}, "/operatorToken/value"},
       {{"--set", "podSecurityContext.runAsNonRoot=false"}, "/podSecurityContext/runAsNonRoot"},
       {{"--set", "agents.config.device_sampling=sometimes"}, "/agents/config/device_sampling"},
+      {{"--set", "agents.config.renew_before=soon"}, "/agents/config/renew_before"},
   };
   for (const Case& c : cases) {
     CommandResult r = Template(c.args);

@@ -118,7 +118,7 @@ TEST_F(AgentCliTest, BadConfigIsExitCode2WithFileAndLine) {
   std::ofstream(config) << "labels: {}\nlabls: {}\n";
   EXPECT_EQ(Run({"conditions", "--config", config}), 2);
   EXPECT_EQ(err(), absl::StrCat("benchfleet-agent conditions: error: ", config,
-                                ":2: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, device_sampling, labels, allow, ca_cert, plaintext)\n"));
+                                ":2: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, device_sampling, labels, allow, ca_cert, plaintext, renew_before)\n"));
 }
 
 TEST_F(AgentCliTest, SimulateWithoutCoordinatorKeepsRecordsForServe) {

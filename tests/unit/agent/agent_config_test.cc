@@ -59,6 +59,7 @@ TEST(AgentConfigTest, TheExampleFileParses) {
   EXPECT_FALSE(config->coordinator.empty());
   EXPECT_EQ(config->metrics_listen, "0.0.0.0:9465");
   EXPECT_EQ(config->device_sampling, DeviceSampling::kAuto);
+  EXPECT_EQ(config->renew_before, absl::Hours(720));
   EXPECT_FALSE(config->allow.backends.empty());
 }
 
@@ -75,6 +76,19 @@ TEST(AgentConfigTest, DeviceSamplingDefaultsToAutoAndReadsEachValue) {
   }
 }
 
+TEST(AgentConfigTest, RenewBeforeDefaultsTo720HoursAndMustBeADuration) {
+  auto none = ParseAgentConfig("coordinator: a:1\n", kSource);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->renew_before, absl::Hours(720));
+  auto set = ParseAgentConfig("renew_before: 240h\n", kSource);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->renew_before, absl::Hours(240));
+  EXPECT_EQ(ErrorOf("coordinator: a:1\nrenew_before: soon\n").message(),
+            absl::StrCat(kSource, ":2: renew_before: 'soon' is not a duration like 720h"));
+  EXPECT_EQ(ErrorOf("renew_before: -1h\n").message(),
+            absl::StrCat(kSource, ":1: renew_before: '-1h' is not a duration like 720h"));
+}
+
 TEST(AgentConfigTest, UnknownDeviceSamplingIsNamedWithItsLine) {
   const absl::Status s = ErrorOf("coordinator: a:1\ndevice_sampling: cpu\n");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -85,7 +99,7 @@ TEST(AgentConfigTest, UnknownDeviceSamplingIsNamedWithItsLine) {
 TEST(AgentConfigTest, UnknownTopLevelKeyIsNamedWithItsLine) {
   const absl::Status s = ErrorOf("coordinator: a:1\n\nlabls:\n  x: y\n");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), absl::StrCat(kSource, ":3: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, device_sampling, labels, allow, ca_cert, plaintext)"));
+  EXPECT_EQ(s.message(), absl::StrCat(kSource, ":3: unknown key 'labls' (known keys: coordinator, state_dir, metrics_listen, device_sampling, labels, allow, ca_cert, plaintext, renew_before)"));
 }
 
 TEST(AgentConfigTest, UnknownAllowKeyIsNamedWithItsLine) {
@@ -114,7 +128,7 @@ TEST(AgentConfigTest, WrongShapesAreRefused) {
   EXPECT_EQ(ErrorOf("metrics_listen: [127.0.0.1:9101]\n").message(),
             absl::StrCat(kSource, ":1: metrics_listen must be a string"));
   EXPECT_EQ(ErrorOf("- a\n- b\n").message(),
-            absl::StrCat(kSource, ":1: the top level must be a map with the keys coordinator, state_dir, metrics_listen, device_sampling, labels, allow, ca_cert, plaintext"));
+            absl::StrCat(kSource, ":1: the top level must be a map with the keys coordinator, state_dir, metrics_listen, device_sampling, labels, allow, ca_cert, plaintext, renew_before"));
 }
 
 TEST(AgentConfigTest, InvalidYamlSaysWhere) {
