@@ -21,15 +21,6 @@ namespace fs = std::filesystem;
 using ::benchfleet::agent::AgentConfig;
 using ::benchfleet::agent::ParseAgentConfig;
 
-std::string Helm() {
-  const char* home = std::getenv("HOME");
-  const char* cache = std::getenv("BENCHFLEET_CACHE_DIR");
-  std::vector<std::string> candidates;
-  if (cache != nullptr && *cache != '\0') candidates.push_back(std::string(cache) + "/bin/helm");
-  if (home != nullptr) candidates.push_back(std::string(home) + "/.cache/benchfleet/bin/helm");
-  return FindTool("helm", "BENCHFLEET_HELM", candidates);
-}
-
 struct RenderedConfig {
   std::string configmap;
   std::string yaml;
@@ -37,7 +28,7 @@ struct RenderedConfig {
 
 // The agent.yaml of every agent ConfigMap `helm template` renders with these arguments.
 std::vector<RenderedConfig> ChartAgentConfigs(const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {Helm(), "template", "bf", SourceDir() + "/helm/benchfleet", "--namespace", "fleet"};
+  std::vector<std::string> argv = {FindHelm(), "template", "bf", SourceDir() + "/helm/benchfleet", "--namespace", "fleet"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   CommandResult r = RunCommand(argv);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -51,7 +42,7 @@ std::vector<RenderedConfig> ChartAgentConfigs(const std::vector<std::string>& ex
 }
 
 TEST(AgentConfigsTest, TheChartsAgentYamlParsesWithTlsAndTheServiceAddress) {
-  if (Helm().empty()) GTEST_SKIP() << "helm not found: run scripts/setup";
+  if (FindHelm().empty()) GTEST_SKIP() << "helm not found: run scripts/setup";
   std::vector<std::vector<std::string>> renderings = {{}};
   for (const auto& e : fs::directory_iterator(SourceDir() + "/helm/benchfleet/examples")) {
     renderings.push_back({"-f", e.path().string()});

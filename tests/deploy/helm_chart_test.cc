@@ -32,22 +32,13 @@ using ::testing::UnorderedElementsAre;
 
 std::string ChartDir() { return SourceDir() + "/helm/benchfleet"; }
 
-std::string Helm() {
-  const char* home = std::getenv("HOME");
-  const char* cache = std::getenv("BENCHFLEET_CACHE_DIR");
-  std::vector<std::string> candidates;
-  if (cache != nullptr && *cache != '\0') candidates.push_back(std::string(cache) + "/bin/helm");
-  if (home != nullptr) candidates.push_back(std::string(home) + "/.cache/benchfleet/bin/helm");
-  return FindTool("helm", "BENCHFLEET_HELM", candidates);
-}
-
 #define REQUIRE_HELM()                                                              \
-  if (Helm().empty()) GTEST_SKIP() << "helm not found: run scripts/setup (it installs " \
+  if (FindHelm().empty()) GTEST_SKIP() << "helm not found: run scripts/setup (it installs " \
                                       "~/.cache/benchfleet/bin/helm)"
 
 // `helm template bf CHART -n benchfleet` plus `extra` (e.g. {"-f", file} or {"--set", "a=b"}).
 CommandResult Template(const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {Helm(), "template", "bf", ChartDir(), "--namespace", "benchfleet"};
+  std::vector<std::string> argv = {FindHelm(), "template", "bf", ChartDir(), "--namespace", "benchfleet"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return RunCommand(argv);
 }
@@ -384,10 +375,10 @@ TEST(HelmChartTest, ExamplesAreTheThreeDocumentedOnes) {
 
 TEST(HelmChartTest, LintStrictPassesWithDefaultsAndEachExample) {
   REQUIRE_HELM();
-  CommandResult r = RunCommand({Helm(), "lint", "--strict", ChartDir()});
+  CommandResult r = RunCommand({FindHelm(), "lint", "--strict", ChartDir()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const std::string& f : ExampleFiles()) {
-    CommandResult e = RunCommand({Helm(), "lint", "--strict", ChartDir(), "-f", f});
+    CommandResult e = RunCommand({FindHelm(), "lint", "--strict", ChartDir(), "-f", f});
     EXPECT_EQ(e.exit_code, 0) << Base(f) << "\n" << e.out << e.err;
   }
 }
@@ -604,7 +595,7 @@ TEST(HelmChartTest, TheSchemaRefusesBadValues) {
 
 TEST(HelmChartTest, NotesNameTheNextSteps) {
   REQUIRE_HELM();
-  CommandResult r = RunCommand({Helm(), "install", "bf", ChartDir(), "--namespace", "benchfleet", "--dry-run=client"});
+  CommandResult r = RunCommand({FindHelm(), "install", "bf", ChartDir(), "--namespace", "benchfleet", "--dry-run=client"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("NOTES:"));
   EXPECT_THAT(r.out, HasSubstr("benchfleet agents enroll --uses N"));

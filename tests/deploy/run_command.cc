@@ -80,4 +80,13 @@ std::string FindTool(const std::string& name, const std::string& env_var,
   return "";
 }
 
+std::string FindHelm() {
+  const char* home = std::getenv("HOME");
+  const char* cache = std::getenv("BENCHFLEET_CACHE_DIR");
+  std::vector<std::string> candidates;
+  if (cache != nullptr && *cache != '\0') candidates.push_back(std::string(cache) + "/bin/helm");
+  if (home != nullptr) candidates.push_back(std::string(home) + "/.cache/benchfleet/bin/helm");
+  return FindTool("helm", "BENCHFLEET_HELM", candidates);
+}
+
 }  // namespace benchfleet::testing

@@ -23,6 +23,10 @@ CommandResult RunCommand(const std::vector<std::string>& argv);
 std::string FindTool(const std::string& name, const std::string& env_var,
                      const std::vector<std::string>& candidates);
 
+// Returns helm: $BENCHFLEET_HELM, else the one scripts/setup installs ($BENCHFLEET_CACHE_DIR/bin
+// or ~/.cache/benchfleet/bin), else helm on PATH; "" when there is none.
+std::string FindHelm();
+
 }  // namespace benchfleet::testing
 
 #endif  // BENCHFLEET_TESTS_DEPLOY_RUN_COMMAND_H_

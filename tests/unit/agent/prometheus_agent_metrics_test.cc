@@ -168,7 +168,8 @@ TEST(AgentMetricsTest, TheUplinkReportsConnectionsReconnectsAndRecordsSent) {
   EXPECT_EQ(Value(metrics, "benchfleet_agent_outbox_records"), 0.0);
   EXPECT_EQ(Value(metrics, "benchfleet_agent_coordinator_connected"), 1.0);
   EXPECT_EQ(Value(metrics, "benchfleet_agent_reconnects_total"), 0.0);
-  EXPECT_EQ(Value(metrics, "benchfleet_agent_records_sent_total"), 5.0);
+  EXPECT_TRUE(gateway.WaitFor([&] { return Value(metrics, "benchfleet_agent_records_sent_total") == 5.0; }))
+      << *Value(metrics, "benchfleet_agent_records_sent_total");
 
   // A coordinator restart: the stream is accepted again, which is one reconnect.
   gateway.DropCurrentStream();
@@ -180,7 +181,10 @@ TEST(AgentMetricsTest, TheUplinkReportsConnectionsReconnectsAndRecordsSent) {
   outbox.Add(Record("run-6"));
   outbox.Add(Record("run-7"));
   ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
-  EXPECT_EQ(Value(metrics, "benchfleet_agent_records_sent_total"), 7.0);
+  // The uplink counts a batch once its write returns, and the Ack that drains the outbox can come
+  // back before that: the count settles a moment after the drain.
+  EXPECT_TRUE(gateway.WaitFor([&] { return Value(metrics, "benchfleet_agent_records_sent_total") == 7.0; }))
+      << *Value(metrics, "benchfleet_agent_records_sent_total");
 
   uplink.Stop();
   EXPECT_EQ(Value(metrics, "benchfleet_agent_coordinator_connected"), 0.0);
