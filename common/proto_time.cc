@@ -16,4 +16,6 @@ void SetDuration(absl::Duration d, google::protobuf::Duration* out) {
   out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
 }
 
+std::string FormatUtcSeconds(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
+
 }  // namespace benchfleet

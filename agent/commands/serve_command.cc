@@ -19,6 +19,7 @@
 #include "agent/tasks/task_executor.h"
 #include "agent/uplink/enrollment.h"
 #include "agent/uplink/uplink.h"
+#include "common/proto_time.h"
 #include "common/tls/certificates.h"
 #include "common/version.h"
 
@@ -32,8 +33,6 @@ constexpr int kReportEveryPolls = 100;  // 10 s
 // How often the agent certificate's expiry is looked at (after once at start).
 constexpr int kRenewCheckEveryPolls = 36000;  // 1 h
 constexpr absl::Duration kRenewTimeout = absl::Seconds(10);
-
-std::string FormatUtc(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
 
 // Renews the agent certificate when less than `renew_before` of it is left, and gives the
 // uplink the new one for its next streams. Returns a line for the log, "" when nothing was due
@@ -58,7 +57,7 @@ std::string RenewIfDue(Env* env, const AgentConfig& config, const AgentSetup& se
   request.timeout = kRenewTimeout;
   auto renewed = RenewCertificate(request);
   if (!renewed.ok()) {
-    return absl::StrCat("serve: the agent certificate (valid until ", FormatUtc(current->not_after),
+    return absl::StrCat("serve: the agent certificate (valid until ", FormatUtcSeconds(current->not_after),
                         ") could not be renewed, trying again in an hour: ", renewed.status().message());
   }
   auto now_security = ResolveChannelSecurity(env, config, setup.state_dir, ca_flag, coordinator);
@@ -67,8 +66,8 @@ std::string RenewIfDue(Env* env, const AgentConfig& config, const AgentSetup& se
   if (!credentials.ok()) return absl::StrCat("serve: certificate renewal: ", credentials.status().message());
   uplink->SetCredentials(std::move(*credentials));
   if (metrics != nullptr) metrics->SetCertificateExpiry(renewed->not_after);
-  return absl::StrCat("serve: agent certificate renewed (the old one was valid until ", FormatUtc(current->not_after),
-                      "; the new one until ", FormatUtc(renewed->not_after), ")");
+  return absl::StrCat("serve: agent certificate renewed (the old one was valid until ", FormatUtcSeconds(current->not_after),
+                      "; the new one until ", FormatUtcSeconds(renewed->not_after), ")");
 }
 
 }  // namespace

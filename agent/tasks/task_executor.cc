@@ -9,6 +9,7 @@
 #include "agent/runner/figures.h"
 #include "agent/runner/series_runner.h"
 #include "agent/tasks/record_tap_env.h"
+#include "common/proto_time.h"
 #include "common/record_validation.h"
 #include "common/series_folder.h"
 #include "common/spec/series_spec.h"
@@ -24,7 +25,6 @@ absl::Time ToTime(const google::protobuf::Timestamp& ts) {
   return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
 }
 
-std::string Rfc3339(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
 
 // "VALIDATION", "COLD", "WARM": the form of TaskProgress.phase.
 std::string ProgressPhase(v1::Phase phase) {
@@ -310,8 +310,8 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   if (assignment.has_deadline()) {
     const absl::Time deadline = ToTime(assignment.deadline());
     if (task->arrived > deadline) {
-      return refuse(absl::StrCat("the task's deadline ", Rfc3339(deadline), " had passed when it arrived (at ",
-                                 Rfc3339(task->arrived), ")"));
+      return refuse(absl::StrCat("the task's deadline ", FormatUtcSeconds(deadline), " had passed when it arrived (at ",
+                                 FormatUtcSeconds(task->arrived), ")"));
     }
   }
 

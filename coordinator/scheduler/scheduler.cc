@@ -25,7 +25,6 @@ namespace {
 constexpr int kMaxAttempts = 100;
 constexpr char kDefaultSource[] = "spec";
 
-std::string Rfc3339(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
 
 bool IsOpen(v1::TaskStatus::State s) {
   return s == v1::TaskStatus::STATE_PENDING || s == v1::TaskStatus::STATE_RUNNING;
@@ -346,7 +345,7 @@ struct Scheduler::State {
       const v1::TaskStatus::State was = t.status.state();
       const uint32_t attempt = t.status.attempt();
       if (was == v1::TaskStatus::STATE_RUNNING) {
-        const std::string expired = Rfc3339(t.lease_expiry.value_or(now));
+        const std::string expired = FormatUtcSeconds(t.lease_expiry.value_or(now));
         if (static_cast<int>(attempt) < d.retry_max) {
           t.status.set_state(v1::TaskStatus::STATE_PENDING);
           t.status.set_attempt(attempt + 1);
@@ -360,7 +359,7 @@ struct Scheduler::State {
         t.coordinator_id.clear();
       } else {
         t.status.set_state(v1::TaskStatus::STATE_EXPIRED);
-        t.status.set_message(absl::StrCat("the series' deadline ", Rfc3339(d.deadline.value_or(now)),
+        t.status.set_message(absl::StrCat("the series' deadline ", FormatUtcSeconds(d.deadline.value_or(now)),
                                           " passed before the agent got the task"));
       }
       t.lease_expiry.reset();
@@ -402,7 +401,7 @@ struct Scheduler::State {
       if (!*won) continue;
       absl::StatusOr<v1::SubmitSeriesResponse> submitted =
           Submit(s.spec_yaml, s.source_name, /*dry_run=*/false, s.id, slot);
-      Log(absl::StrCat("scheduler: schedule ", s.id, " (", s.cron, ") fired for slot ", Rfc3339(*slot), ": ",
+      Log(absl::StrCat("scheduler: schedule ", s.id, " (", s.cron, ") fired for slot ", FormatUtcSeconds(*slot), ": ",
                        submitted.ok() ? absl::StrCat("series ", submitted->series_id(), " to ",
                                                      submitted->agent_ids_size(), " agents")
                                       : std::string(submitted.status().message())));
