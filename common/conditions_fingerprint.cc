@@ -56,9 +56,10 @@ std::string CanonicalConditions(const v1::MachineConditions& c) {
   AddMap(out, "backend_versions", c.backend_versions());
   AddMap(out, "labels", c.labels());
   absl::StrAppend(&out, "agent_version=", Escape(c.agent_version()), "\n");
-  // Last, and nothing at all when empty: conditions captured before host_attributes existed
-  // keep their fingerprints. probe_notes and capture_time are left out on purpose.
+  // Last, and nothing at all when empty: conditions captured before host_attributes (and
+  // backend_attributes) existed keep their fingerprints. probe_notes and capture_time are left out on purpose.
   AddMap(out, "host_attributes", c.host_attributes());
+  AddMap(out, "backend_attributes", c.backend_attributes());
   return out;
 }
 

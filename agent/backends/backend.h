@@ -61,6 +61,13 @@ struct SessionInfo {
   // Facts recorded in every record's params, e.g. {"server_verbosity": "4", "n_ctx": "4096",
   // "model_path": "...", "modes_switchable": "false"}.
   std::map<std::string, std::string> params;
+
+  // Facts the server reports about itself that change what a run measures (the devices it found,
+  // its framework's version, a container image's digest), for the series' conditions and their
+  // fingerprint: MachineConditions.backend_attributes["<backend name>.<key>"], e.g.
+  // {"devices": "CUDA0 (NVIDIA A100-SXM4-80GB, 80562 MiB free)"}. The runner takes them from the
+  // first session of a series and notes a later session whose facts differ.
+  std::map<std::string, std::string> conditions;
 };
 
 // Which run this is, as the runner counts it.

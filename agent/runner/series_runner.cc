@@ -192,11 +192,22 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
                           info.simulated && !says_simulated ? " (SIMULATED)" : ""));
     if (folder_ == nullptr) {
       if (auto s = FinishConditions(&info); !s.ok()) return s;
-    } else if (const auto& versions = result_.conditions.backend_versions();
-               !info.backend_version.empty() &&
-               (!versions.contains(spec_.backend) || versions.at(spec_.backend) != info.backend_version)) {
-      result_.notes.push_back(absl::StrCat(where, ": ", backend_->name(), " reports version ", info.backend_version,
-                                           ", not the version in the series' conditions"));
+    } else {
+      if (const auto& versions = result_.conditions.backend_versions();
+          !info.backend_version.empty() &&
+          (!versions.contains(spec_.backend) || versions.at(spec_.backend) != info.backend_version)) {
+        result_.notes.push_back(absl::StrCat(where, ": ", backend_->name(), " reports version ",
+                                             info.backend_version, ", not the version in the series' conditions"));
+      }
+      const auto& attributes = result_.conditions.backend_attributes();
+      for (const auto& [key, value] : info.conditions) {
+        const std::string name = absl::StrCat(spec_.backend, ".", key);
+        if (auto it = attributes.find(name); it == attributes.end() || it->second != value) {
+          result_.notes.push_back(absl::StrCat(where, ": ", backend_->name(), " reports ", key, " ", value,
+                                               ", not what the series' conditions hold (",
+                                               it == attributes.end() ? "nothing" : it->second, ")"));
+        }
+      }
     }
     return true;
   };
@@ -316,6 +327,11 @@ absl::Status SeriesRunner::FinishConditions(const SessionInfo* info) {
   v1::MachineConditions& conditions = result_.conditions;
   if (info != nullptr && !info->backend_version.empty()) {
     (*conditions.mutable_backend_versions())[spec_.backend] = info->backend_version;
+  }
+  if (info != nullptr) {
+    for (const auto& [key, value] : info->conditions) {
+      (*conditions.mutable_backend_attributes())[absl::StrCat(spec_.backend, ".", key)] = value;
+    }
   }
   conditions.set_fingerprint(ConditionsFingerprint(conditions));
   auto folder = SeriesFolderWriter::Open(options_.env, options_.out_dir, conditions);

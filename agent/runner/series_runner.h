@@ -53,7 +53,8 @@ struct RunnerOptions {
   // The task (this series on this agent); empty makes a new UUID.
   std::string task_id;
   // This machine's conditions, captured once by the caller. The runner adds
-  // backend_versions[backend] from the first session that opens and recomputes the fingerprint.
+  // backend_versions[backend] and backend_attributes["<backend>.<key>"] from the first session that
+  // opens, and recomputes the fingerprint.
   v1::MachineConditions conditions;
 
   // The series folder: spec.yaml, conditions.json, runs.jsonl, runs.csv (and backend logs). It

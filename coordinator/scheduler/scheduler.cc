@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/hashing.h"
+#include "common/run_flags.h"
 #include "common/proto_time.h"
 #include "common/spec/series_spec.h"
 #include "common/string_views.h"
@@ -28,10 +29,6 @@ constexpr char kDefaultSource[] = "spec";
 
 bool IsOpen(v1::TaskStatus::State s) {
   return s == v1::TaskStatus::STATE_PENDING || s == v1::TaskStatus::STATE_RUNNING;
-}
-
-bool IsExcludingFlag(const std::string& code) {
-  return code == "CACHE_HIT" || code == "PROMPT_CACHE_USED" || code == "CONTENDED";
 }
 
 // The spec's fleet keys (`targets`, `deadline`, `retry`): README.md beside this file.

@@ -17,12 +17,23 @@
 #include "common/proto_json.h"
 #include "common/proto_time.h"
 #include "common/record_validation.h"
+#include "common/run_flags.h"
 #include "coordinator/store/pg_connection_pool.h"
 #include "coordinator/store/pg_machine_queries.h"
 #include "coordinator/store/pg_text.h"
 
 namespace benchfleet::coordinator {
 namespace {
+
+// The excluding flags of common/run_flags.h as a SQL array literal: ARRAY['CACHE_HIT', ...]::text[].
+// The codes are constants of ours (upper-case letters and underscores), so quoting is enough.
+std::string ExcludingFlagsArray() {
+  std::string out = "ARRAY[";
+  for (size_t i = 0; i < kExcludingFlags.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "'" : ", '", kExcludingFlags[i], "'");
+  }
+  return out + "]::text[]";
+}
 
 // States are stored as the enum names without "STATE_", so SQL reads plainly.
 std::string TaskStateText(v1::TaskStatus::State state) {
@@ -642,7 +653,7 @@ class PgFleetStore : public FleetStore {
               " FROM runs r WHERE r.task = $1 AND r.agent_id = $2 AND r.mode = $3 AND r.phase = $4 "
               "AND COALESCE(r.record -> 'matrix', '{}'::jsonb) = $5::jsonb "
               "AND r.start_time < $6::timestamptz AND r.run_id <> $7::uuid AND r.status = 'ok' "
-              "AND NOT (r.flags && ARRAY['CACHE_HIT', 'PROMPT_CACHE_USED', 'CONTENDED']::text[]) "
+              "AND NOT (r.flags && ", ExcludingFlagsArray(), ") "
               "AND NOT EXISTS (SELECT 1 FROM run_annotations a WHERE a.run_id = r.run_id AND "
               "a.code IN ('INVALIDATED', 'REGRESSION')) "
               "ORDER BY r.start_time DESC, r.run_id DESC LIMIT $8::integer"),

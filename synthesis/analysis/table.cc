@@ -11,16 +11,16 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/run_flags.h"
+
 namespace benchfleet::synthesis {
 namespace {
 
 // Preference order of the figure shown per cell: the throughput a backend reports, else wall time.
 constexpr std::string_view kThroughputMetrics[] = {"predicted_per_second", "images_per_second", "tokens_per_second"};
 
-bool IsExcludingFlag(std::string_view code) {
-  // INVALIDATED: an operator marked the run invalid (benchfleet runs invalidate).
-  return code == "CACHE_HIT" || code == "PROMPT_CACHE_USED" || code == "CONTENDED" || code == "INVALIDATED";
-}
+// The flags of the accepted-run rule, and INVALIDATED (an operator's annotation, a row flag here).
+bool IsExcludedRun(std::string_view code) { return IsExcludingFlag(code) || code == kInvalidatedCode; }
 
 // A cell key that refers to a row's strings: looked up per row without copying them.
 struct CellKeyView {
@@ -114,7 +114,7 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
       continue;
     }
     auto flag = std::find_if(r->flags.begin(), r->flags.end(),
-                             [](const RunRow::Flag& f) { return IsExcludingFlag(f.code); });
+                             [](const RunRow::Flag& f) { return IsExcludedRun(f.code); });
     if (flag != r->flags.end()) {
       cell.excluded.push_back(ExcludedRun{std::string(r->run_id), r->call_index, std::string(flag->code),
                                           std::string(flag->reason), figure});
