@@ -11,6 +11,7 @@
 #include "common/conditions_fingerprint.h"
 #include "common/hashing.h"
 #include "common/proto_time.h"
+#include "common/run_flags.h"
 #include "common/record_validation.h"
 #include "common/version.h"
 
@@ -270,6 +271,10 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
       }
     } else {
       figure = "OK";
+    }
+    // The flags that keep the run out of aggregates, on the call where they happen.
+    for (const v1::Flag& flag : record.flags()) {
+      if (IsExcludingFlag(flag.code())) absl::StrAppend(&figure, " ", flag.code());
     }
     Progress(absl::StrCat(where, " ", PhaseName(step.phase), " ", step.call, "/", step.of, ": ", figure,
                           record.simulated() ? " SIMULATED" : ""));

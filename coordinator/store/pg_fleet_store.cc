@@ -30,7 +30,9 @@ namespace {
 std::string ExcludingFlagsArray() {
   std::string out = "ARRAY[";
   for (size_t i = 0; i < kExcludingFlags.size(); ++i) {
-    absl::StrAppend(&out, i == 0 ? "'" : ", '", kExcludingFlags[i], "'");
+    out += i == 0 ? "'" : ", '";
+    out += kExcludingFlags[i];
+    out += "'";
   }
   return out + "]::text[]";
 }

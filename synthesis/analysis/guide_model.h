@@ -114,6 +114,14 @@ struct SeriesConditions {
   // Settings shared by every record of the series: params that are identical in all of them
   // (model_path, graph_sha256, comfyui_version, seed, temperature, ...), sorted by key.
   std::map<std::string, std::string> settings;
+  // What each mode ran on, as the measured server reported it (the records' params "devices"
+  // and "offloaded_layers", from llama-server's own log): mode -> {devices, offloaded layers},
+  // distinct values joined by " | ". Modes whose records carry neither are absent.
+  struct RanOn {
+    std::string devices;
+    std::string offloaded_layers;
+  };
+  std::map<std::string, RanOn> ran_on;
   std::vector<std::string> matrix_values;           // distinct "k=v;k=v" combinations, sorted
   std::string first_start;                          // RFC 3339 UTC of the earliest start_time ("" if none)
   std::string last_start;

@@ -29,6 +29,30 @@ std::string_view SeriesKeyOf(const RunRow& r) {
   return "";
 }
 
+// Adds one distinct value to a " | "-joined list.
+void AddDistinct(std::string* list, std::string_view value) {
+  if (value.empty()) return;
+  std::string_view rest = *list;
+  while (!rest.empty()) {
+    const size_t bar = rest.find(" | ");
+    if (rest.substr(0, bar) == value) return;
+    rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 3);
+  }
+  if (!list->empty()) *list += " | ";
+  *list += value;
+}
+
+// Records what the run's mode ran on, as its server reported it (params devices and
+// offloaded_layers; the llama-server backend and log reader set them).
+void AddRanOn(const RunRow& r, std::map<std::string, SeriesConditions::RanOn>* ran_on) {
+  const std::optional<std::string_view> devices = r.FindParam("devices");
+  const std::optional<std::string_view> offloaded = r.FindParam("offloaded_layers");
+  if (!devices.has_value() && !offloaded.has_value()) return;
+  SeriesConditions::RanOn& entry = (*ran_on)[std::string(r.mode)];
+  if (devices.has_value()) AddDistinct(&entry.devices, *devices);
+  if (offloaded.has_value()) AddDistinct(&entry.offloaded_layers, *offloaded);
+}
+
 // Orders (series key, machine) pairs of strings or of views alike, so a map of strings is searched
 // with views.
 struct PairLess {
@@ -93,6 +117,8 @@ SeriesDraft Summarize(const std::string& key, const std::string& machine, std::v
       if (first == nullptr || earlier(r, *first)) first = &r;
       if (last == nullptr || earlier(*last, r)) last = &r;
     }
+    // What the mode ran on: looked up only when the params differ from the previous run's.
+    if (i == 0 || r.params.data() != previous_params || r.params.empty()) AddRanOn(r, &s.ran_on);
     // Settings: the params of the first record, narrowed to those every later record repeats.
     if (i == 0) {
       for (const RunRow::Param& p : r.params) s.settings.emplace(p.key, p.value);

@@ -1,6 +1,9 @@
 // llama-server log: one run per request's print_timing lines ("prompt eval time", "eval time",
 // "total time"), with the buffer sizes llama.cpp printed at model load (one memory figure per
-// "... buffer size = X MiB" line). The first request after a model load is COLD.
+// "... buffer size = X MiB" line, labelled device, host or unknown memory by the rule of
+// common/llama_cpp_log.h against the devices the log reports) and what the log says the server
+// ran on (params "devices", "offloaded_layers"). A log whose build line says SIMULATED gives
+// simulated records. The first request after a model load is COLD.
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -8,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/llama_cpp_log.h"
 #include "synthesis/readers/file_formats.h"
 #include "synthesis/readers/file_record.h"
 
@@ -44,7 +48,8 @@ std::optional<Timing> ParseTiming(std::string_view text, bool with_rate) {
 }
 
 // Parses "load_tensors:   CPU_Mapped model buffer size =     7.97 MiB" into a memory figure.
-std::optional<v1::MemoryFigure> ParseBuffer(const std::string& path, uint32_t line_number, std::string_view line) {
+std::optional<v1::MemoryFigure> ParseBuffer(const std::string& path, uint32_t line_number, std::string_view line,
+                                            const llama_cpp::LogReport& report) {
   size_t at = line.find(kBufferSize);
   std::string_view head = line.substr(0, at);
   size_t colon = head.rfind(':');
@@ -59,9 +64,7 @@ std::optional<v1::MemoryFigure> ParseBuffer(const std::string& path, uint32_t li
   char unit[8] = {0};
   if (std::sscanf(rest.c_str(), "%lf %7s", &mib, unit) != 2 || std::string(unit) != "MiB") return std::nullopt;
   v1::MemoryFigure figure;
-  const bool host = name == "CPU" || name == "Host" || name.rfind("CPU_", 0) == 0 ||
-                    (name.size() > 5 && name.compare(name.size() - 5, 5, "_Host") == 0);
-  figure.set_kind(host ? v1::MEMORY_KIND_HOST_BUFFER : v1::MEMORY_KIND_DEVICE_BUFFER);
+  figure.set_kind(llama_cpp::ClassifyBuffer(name, report));
   figure.set_scope(absl::StrCat(name, " ", klass));
   figure.set_bytes(static_cast<uint64_t>(std::llround(mib * 1024 * 1024)));
   figure.set_source(absl::StrCat(path, ":", line_number));
@@ -77,6 +80,11 @@ std::string ModelTask(std::string_view model_path) {
 
 void ReadLlamaServerLog(const std::string& path, std::string_view content, ReadResult* out) {
   CallCounter calls;
+  // What the server said it found and did: the same for every request of the log.
+  const llama_cpp::LogReport report = llama_cpp::ParseLogReport(content);
+  const bool simulated = llama_cpp::IsSimulatedBuild(report.build);
+  const std::string devices = llama_cpp::DevicesText(report);
+  const std::string offloaded_layers = llama_cpp::OffloadedLayersText(report);
   std::string task = "llama-server-log";
   bool cold_next = true;
   std::vector<v1::MemoryFigure> buffers;
@@ -93,7 +101,7 @@ void ReadLlamaServerLog(const std::string& path, std::string_view content, ReadR
       continue;
     }
     if (line.find(kBufferSize) != std::string_view::npos) {
-      if (auto figure = ParseBuffer(path, number, line); figure.has_value()) {
+      if (auto figure = ParseBuffer(path, number, line, report); figure.has_value()) {
         buffers.push_back(*figure);
       } else {
         out->skipped.push_back({path, number, "unreadable buffer size line"});
@@ -110,6 +118,10 @@ void ReadLlamaServerLog(const std::string& path, std::string_view content, ReadR
       pending = NewFileRecord(path, number, "llama-server");
       pending->set_task(task);
       pending->set_phase(cold_next ? v1::PHASE_COLD : v1::PHASE_WARM);
+      pending->set_simulated(simulated);
+      if (!report.build.empty()) (*pending->mutable_params())["build"] = report.build;
+      if (!devices.empty()) (*pending->mutable_params())["devices"] = devices;
+      if (!offloaded_layers.empty()) (*pending->mutable_params())["offloaded_layers"] = offloaded_layers;
       AddMetric(&*pending, "prompt_n", static_cast<double>(t->tokens), "tokens");
       AddMetric(&*pending, "prompt_seconds", t->ms / 1000.0, "s");
       AddMetric(&*pending, "prompt_per_second", t->tokens_per_second, "tokens/s");

@@ -42,7 +42,8 @@ struct Messages {
   std::string_view cond_none;        // no series
   std::string_view cond_machine, cond_class, cond_os, cond_kernel, cond_architecture, cond_cpu, cond_cores,
       cond_memory, cond_accelerator, cond_vendor, cond_driver, cond_accel_memory, cond_backend_versions,
-      cond_agent_version, cond_series_ids, cond_tasks, cond_backends, cond_settings, cond_matrix, cond_dates,
+      cond_agent_version, cond_series_ids, cond_tasks, cond_backends, cond_settings, cond_ran_on, cond_offloaded,
+      cond_backend_attributes, cond_matrix, cond_dates,
       cond_runs, cond_ok_runs, cond_fingerprint, cond_file;
   std::string_view cond_unknown;     // no conditions.json for the series
   // Memory per kind under each task's table (render.cc). One wording per kind: process memory is
@@ -51,7 +52,8 @@ struct Messages {
   std::string_view mem_note;         // peak per kind and scope over the accepted runs
   std::string_view mem_bytes;        // unit after a byte figure: "B" / "octets"
   std::string_view mem_kind_unspecified, mem_kind_process_peak_rss, mem_kind_process_footprint,
-      mem_kind_device_used, mem_kind_device_buffer, mem_kind_container_peak, mem_kind_host_buffer;
+      mem_kind_device_used, mem_kind_device_buffer, mem_kind_container_peak, mem_kind_host_buffer,
+      mem_kind_buffer_unknown;
   // Duration and memory charts (charts.cc).
   std::string_view duration_title;   // "Duration of each run"
   std::string_view duration_desc;
@@ -79,6 +81,7 @@ inline std::string_view MemoryKindWording(const Messages& m, v1::MemoryKind kind
     case v1::MEMORY_KIND_DEVICE_BUFFER: return m.mem_kind_device_buffer;
     case v1::MEMORY_KIND_CONTAINER_PEAK: return m.mem_kind_container_peak;
     case v1::MEMORY_KIND_HOST_BUFFER: return m.mem_kind_host_buffer;
+    case v1::MEMORY_KIND_BUFFER_UNKNOWN: return m.mem_kind_buffer_unknown;
     default: return m.mem_kind_unspecified;
   }
 }

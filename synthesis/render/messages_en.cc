@@ -77,6 +77,9 @@ const Messages& MessagesEn() {
       .cond_tasks = "Tasks",
       .cond_backends = "Backends",
       .cond_settings = "Settings shared by every run",
+      .cond_ran_on = "What each mode ran on, as the server reported it",
+      .cond_offloaded = "offloaded layers",
+      .cond_backend_attributes = "Reported by the measured server",
       .cond_matrix = "Matrix combinations",
       .cond_dates = "First and last start (UTC)",
       .cond_runs = "Runs",
@@ -94,6 +97,7 @@ const Messages& MessagesEn() {
       .mem_kind_device_buffer = "accelerator buffer reported by the backend",
       .mem_kind_container_peak = "container peak memory (host)",
       .mem_kind_host_buffer = "host-memory buffer reported by the backend",
+      .mem_kind_buffer_unknown = "buffer reported by the backend on a device its log does not name (neither host nor device memory claimed)",
       .duration_title = "Duration of each run",
       .duration_desc = "One column per cell (machine, backend, mode, matrix, phase): each accepted run's wall time "
                        "as a point, spread sideways so that none hides another. Circles: warm runs; squares: cold "

@@ -81,6 +81,9 @@ const Messages& MessagesFr() {
       .cond_tasks = "Tâches",
       .cond_backends = "Moteurs",
       .cond_settings = "Réglages communs à toutes les exécutions",
+      .cond_ran_on = "Ce sur quoi chaque mode a tourné, selon le serveur",
+      .cond_offloaded = "couches déchargées",
+      .cond_backend_attributes = "Déclaré par le serveur mesuré",
       .cond_matrix = "Combinaisons de la matrice",
       .cond_dates = "Premier et dernier démarrage (UTC)",
       .cond_runs = "Exécutions",
@@ -98,6 +101,7 @@ const Messages& MessagesFr() {
       .mem_kind_device_buffer = "tampon sur l'accélérateur déclaré par le moteur",
       .mem_kind_container_peak = "pic mémoire du conteneur (hôte)",
       .mem_kind_host_buffer = "tampon en mémoire hôte déclaré par le moteur",
+      .mem_kind_buffer_unknown = "tampon déclaré par le moteur sur un périphérique que son journal ne nomme pas (ni mémoire hôte ni mémoire du périphérique)",
       .duration_title = "Durée de chaque exécution",
       .duration_desc = "Une colonne par cellule (machine, moteur, mode, matrice, phase) : la durée mesurée de chaque "
                        "exécution retenue, en point, décalé sur le côté pour qu'aucun n'en cache un autre. Cercles : "

@@ -83,6 +83,12 @@ void RenderMachineConditions(const v1::MachineConditions& c, Lang lang, const Me
     for (const auto& [backend, version] : sorted) parts.push_back(Code(backend) + " " + Code(version));
     Line(m.cond_backend_versions, Join(parts, ", "), lang, out);
   }
+  if (!c.backend_attributes().empty()) {
+    std::map<std::string, std::string> sorted(c.backend_attributes().begin(), c.backend_attributes().end());
+    std::vector<std::string> parts;
+    for (const auto& [key, value] : sorted) parts.push_back(Code(key) + " " + Code(value));
+    Line(m.cond_backend_attributes, Join(parts, ", "), lang, out);
+  }
   if (!c.agent_version().empty()) Line(m.cond_agent_version, Code(c.agent_version()), lang, out);
 }
 
@@ -102,6 +108,18 @@ void RenderSeries(const SeriesConditions& s, Lang lang, const Messages& m, std::
   std::vector<std::string> settings;
   for (const auto& [key, value] : s.settings) settings.push_back(key + "=" + value);
   Line(m.cond_settings, CodeList(settings, m), lang, out);
+  if (!s.ran_on.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [mode, ran_on] : s.ran_on) {
+      std::vector<std::string> facts;
+      if (!ran_on.devices.empty()) facts.push_back(Code(ran_on.devices));
+      if (!ran_on.offloaded_layers.empty()) {
+        facts.push_back(std::string(m.cond_offloaded) + " " + Code(ran_on.offloaded_layers));
+      }
+      parts.push_back(Code(mode.empty() ? "-" : mode) + std::string(Colon(lang)) + Join(facts, ", "));
+    }
+    Line(m.cond_ran_on, Join(parts, std::string(Semicolon(lang))), lang, out);
+  }
   Line(m.cond_matrix, CodeList(s.matrix_values, m), lang, out);
   Line(m.cond_dates,
        s.first_start.empty() ? std::string(m.none_value) : Code(s.first_start) + " – " + Code(s.last_start), lang,

@@ -61,10 +61,11 @@ class LlamaSeriesTest : public ::testing::Test {
                            << "  model_dirs: [" << work_ << "/models]\n";
   }
 
-  // Writes a llama-server spec with these modes (YAML flow lists) and returns its path.
+  // Writes a llama-server spec with these modes (YAML flow lists) and returns its path; `section`
+  // adds lines to the llama-server section.
   std::string WriteSpec(const std::string& name,
                         const std::vector<std::pair<std::string, std::string>>& modes,
-                        int warm = 4, const std::string& health_timeout = "10s") {
+                        int warm = 4, const std::string& health_timeout = "10s", const std::string& section = "") {
     const std::string path = work_ + "/" + name + ".yaml";
     std::ofstream spec(path);
     spec << "series: " << name << "\n"
@@ -82,6 +83,7 @@ class LlamaSeriesTest : public ::testing::Test {
          << "  health_timeout: " << health_timeout << "\n"
          << "  request_timeout: 5s\n"
          << "  stop_grace: 2s\n"
+         << section
          << "runs:\n  cold: 1\n  warm: " << warm << "\n";
     return path;
   }
@@ -140,6 +142,81 @@ TEST_F(LlamaSeriesTest, GpuAgainstCpuThroughTheCoordinatorFlagsTheCollapseAtTheR
   EXPECT_NE(out.find("THROUGHPUT_DROP"), std::string::npos) << out;
   EXPECT_NE(out.find("SIMULATED"), std::string::npos) << out;
   EXPECT_TRUE(ProcessesWith(model_).empty());
+}
+
+// The issue's case: a gpu/cpu series against a server without a usable GPU never yields a figure
+// labelled gpu. The gpu mode fails with the server's own words; the cpu mode runs; the devices the
+// server reported are in the series' conditions, and the guide says what each mode ran on.
+TEST_F(LlamaSeriesTest, AGpuModeAgainstAServerWithoutAGpuFailsWithTheServersWords) {
+  PgTestDb db;
+  BENCHFLEET_REQUIRE_PG(db);
+  CoordinatorProcess coordinator(db.url(), work_);
+  ASSERT_TRUE(coordinator.Start()) << coordinator.log();
+  const std::string spec = WriteSpec("no-gpu", {{"gpu", "[-ngl, '99', --sim-gpu-device, none]"},
+                                                {"cpu", "[-ngl, '0', --sim-gpu-device, none]"}});
+  auto run = Run("no-gpu", spec, coordinator.address());
+  WaitFor(*run, kSeriesTimeout);
+  const std::string out = ReadAll(work_ + "/run-no-gpu.log");
+
+  EXPECT_EQ(db.QueryValue("SELECT string_agg(mode || ':' || phase || ':' || status, ',' "
+                          "ORDER BY mode DESC, phase, call_index) FROM runs"),
+            "gpu:cold:failed,cpu:cold:ok,cpu:warm:ok,cpu:warm:ok,cpu:warm:ok,cpu:warm:ok")
+      << out;
+  EXPECT_EQ(db.QueryValue("SELECT record->'status'->>'message' FROM runs WHERE mode = 'gpu'"),
+            "could not open llama-server: mode gpu asks llama-server to offload layers to a GPU (-ngl 99), but the "
+            "server offloaded none: \"warning: no usable GPU found, --gpu-layers option will be ignored\" (its log, "
+            "line 1). Its runs would measure the CPU under the name gpu; list the mode in "
+            "llama-server.allow_no_offload to run it anyway (flagged NO_OFFLOAD)");
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE mode = 'gpu' AND metrics ? 'predicted_per_second'"), "0");
+  EXPECT_EQ(db.QueryValue("SELECT DISTINCT params ->> 'offloaded_layers' FROM runs WHERE mode = 'cpu'"), "0/0");
+  // No buffer of the CPU-only server is device memory.
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE record->'memory' @> "
+                          "'[{\"kind\":\"MEMORY_KIND_DEVICE_BUFFER\"}]'"),
+            "0");
+  // The devices the server found are in the conditions and their fingerprint.
+  const std::string conditions = ReadAll(work_ + "/series-no-gpu/conditions.json");
+  EXPECT_NE(conditions.find("\"llama-server.devices\": \"none (warning: no usable GPU found, --gpu-layers option "
+                            "will be ignored)\""),
+            std::string::npos)
+      << conditions;
+  EXPECT_EQ(db.QueryValue("SELECT count(DISTINCT conditions_fingerprint) FROM runs WHERE mode = 'cpu'"), "1");
+
+  // The guide from the series folder: what each mode ran on, from the records.
+  const std::string guide = work_ + "/guide-no-gpu";
+  Subprocess g({BinaryPath("benchfleet"), "guide", "--files", work_ + "/series-no-gpu", "--out", guide, "--lang", "en"},
+               {}, work_ + "/guide-no-gpu.log");
+  ASSERT_EQ(g.Wait(), 0) << ReadAll(work_ + "/guide-no-gpu.log");
+  const std::string md = ReadAll(guide + "/guide.en.md");
+  EXPECT_NE(md.find("- What each mode ran on, as the server reported it: `cpu`: `none (warning: no usable GPU found, "
+                    "--gpu-layers option will be ignored)`, offloaded layers `0/0`"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("`llama-server.devices` `none (warning: no usable GPU found"), std::string::npos) << md;
+}
+
+TEST_F(LlamaSeriesTest, NoOffloadWhenAllowedAndPartialOffloadAreFlaggedAndKeptOut) {
+  const std::string path = WriteSpec("offload",
+                                     {{"gpu", "[-ngl, '99', --sim-gpu-device, none]"},
+                                      {"fit", "[--sim-fit-gpu-layers, '1']"},
+                                      {"fit_ok", "[--sim-fit-gpu-layers, '2']"}},
+                                     /*warm=*/2, "10s",
+                                     "  allow_no_offload: [gpu]\n  allow_partial_offload: [fit_ok]\n");
+  auto run = Run("offload", path);
+  ASSERT_EQ(WaitFor(*run, kSeriesTimeout), 0) << ReadAll(work_ + "/run-offload.log");
+  const std::string runs = ReadAll(work_ + "/series-offload/runs.jsonl");
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = runs.find(needle); at != std::string::npos; at = runs.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("\"code\":\"NO_OFFLOAD\""), 3u) << runs;        // gpu: cold + 2 warm
+  EXPECT_EQ(count("\"code\":\"PARTIAL_OFFLOAD\""), 3u) << runs;   // fit: cold + 2 warm
+  EXPECT_EQ(count("llama-server offloaded 1/3 layers to GPU"), 3u) << runs;
+  EXPECT_EQ(count("\"offloaded_layers\":\"2/3\""), 3u) << runs;   // fit_ok, accepted: no flag
+  // The live progress names the flag on the call where it happens.
+  const std::string out = ReadAll(work_ + "/run-offload.log");
+  EXPECT_NE(out.find(" PARTIAL_OFFLOAD"), std::string::npos) << out;
+  EXPECT_NE(out.find(" NO_OFFLOAD"), std::string::npos) << out;
 }
 
 TEST_F(LlamaSeriesTest, EachErrorEndsItsRunOrModeFailedAndTheSeriesGoesOn) {

@@ -21,10 +21,12 @@
 #include "agent/backends/llama_server/completion_parser.h"
 #include "agent/backends/llama_server/llama_server_config.h"
 #include "agent/backends/llama_server/log_memory_parser.h"
+#include "agent/backends/llama_server/offload_check.h"
 #include "agent/backends/llama_server/server_props.h"
 #include "agent/http/http_client.h"
 #include "common/string_views.h"
 #include "common/hashing.h"
+#include "common/llama_cpp_log.h"
 #include "common/proto_time.h"
 
 namespace benchfleet::agent {
@@ -82,6 +84,8 @@ class LlamaServerSession : public BackendSession {
     int n_predict;
     SessionInfo info;
     std::vector<v1::MemoryFigure> log_memory;
+    // NO_OFFLOAD or PARTIAL_OFFLOAD, on every run of the session (offload_check.h).
+    std::optional<v1::Flag> offload_flag;
   };
 
   explicit LlamaServerSession(Parts parts) : p_(std::move(parts)) {}
@@ -213,6 +217,7 @@ class LlamaServerSession : public BackendSession {
       }
     }
     for (const v1::MemoryFigure& figure : p_.log_memory) *record->add_memory() = figure;
+    if (p_.offload_flag.has_value()) *record->add_flags() = *p_.offload_flag;
     record->mutable_status()->set_code(v1::RunStatus::CODE_OK);
   }
 
@@ -394,12 +399,41 @@ class LlamaServerBackend : public Backend {
     parts.info.params["server_verbosity"] = kVerbosity;
     parts.info.params["modes_switchable"] = "true";
     parts.info.params["server_args"] = JoinArgs(recorded);
-    // The buffer sizes are printed while the model loads, so they are all in the log by now.
-    if (absl::StatusOr<std::string> log = env->ReadFile(parts.log_path); log.ok()) {
-      parts.log_memory = llama_server::LogMemoryFigures(llama_server::ParseLogMemory(*log));
+    // The devices, the offload and the buffer sizes are printed while the model loads, so they
+    // are all in the log by now. What the server says it did decides what the mode is called.
+    absl::StatusOr<std::string> log = env->ReadFile(parts.log_path);
+    if (!log.ok()) {
+      return fail(absl::Status(log.status().code(), absl::StrCat("cannot read llama-server's log ", parts.log_path,
+                                                                 " to see what it offloaded: ",
+                                                                 log.status().message())));
+    }
+    const llama_cpp::LogReport report = llama_cpp::ParseLogReport(*log);
+    parts.log_memory = llama_server::LogMemoryFigures(llama_server::ParseLogMemory(*log), report);
+    std::vector<std::string> mode_and_common = config_->args;
+    mode_and_common.insert(mode_and_common.end(), mode_args->begin(), mode_args->end());
+    llama_server::OffloadVerdict offload = llama_server::JudgeOffload(
+        parts.mode, llama_server::ReadOffloadRequest(mode_and_common), report,
+        config_->allow_no_offload.contains(parts.mode), config_->allow_partial_offload.contains(parts.mode));
+    if (!offload.open_error.ok()) return fail(offload.open_error);
+    if (!offload.devices.empty()) {
+      parts.info.params["devices"] = offload.devices;
+      parts.info.conditions["devices"] = offload.devices;
+    }
+    if (!offload.offloaded_layers.empty()) parts.info.params["offloaded_layers"] = offload.offloaded_layers;
+    parts.offload_flag = std::move(offload.flag);
+    if (parts.offload_flag.has_value()) {
+      Log(absl::StrCat("llama-server ", parts.mode, ": ", parts.offload_flag->code(), ": ",
+                       parts.offload_flag->reason()));
+    }
+    std::string ran_on;
+    if (auto it = parts.info.params.find("devices"); it != parts.info.params.end()) {
+      absl::StrAppend(&ran_on, "; GPUs: ", it->second);
+    }
+    if (auto it = parts.info.params.find("offloaded_layers"); it != parts.info.params.end()) {
+      absl::StrAppend(&ran_on, "; offloaded ", it->second, " layers");
     }
     Log(absl::StrCat("llama-server ", parts.mode, " is ready on ", parts.base_url, " (", parts.info.backend_version,
-                     ")"));
+                     ran_on, ")"));
     return std::unique_ptr<BackendSession>(new LlamaServerSession(std::move(parts)));
   }
 
@@ -451,7 +485,7 @@ class LlamaServerBackend : public Backend {
                           absl::StrCat("cannot read llama-server's /props: ", props.status().message()));
     }
     parts->info.backend_version = props->build_info;
-    parts->info.simulated = absl::StrContains(props->build_info, "SIMULATED");
+    parts->info.simulated = llama_cpp::IsSimulatedBuild(props->build_info);
     if (!props->model_path.empty()) parts->info.params["model_path"] = props->model_path;
     if (props->n_ctx.has_value()) parts->info.params["n_ctx"] = absl::StrCat(*props->n_ctx);
     if (props->total_slots.has_value()) parts->info.params["total_slots"] = absl::StrCat(*props->total_slots);

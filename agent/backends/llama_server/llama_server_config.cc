@@ -14,8 +14,9 @@
 namespace benchfleet::agent::llama_server {
 namespace {
 
-constexpr const char* kKeys[] = {"args",   "binary", "health_timeout", "model",      "modes",  "n_predict",
-                                 "prompt", "request_timeout", "seed",  "stop_grace", "stream", "url"};
+constexpr const char* kKeys[] = {"allow_no_offload", "allow_partial_offload", "args",   "binary", "health_timeout",
+                                 "model",            "modes",                 "n_predict", "prompt", "request_timeout",
+                                 "seed",             "stop_grace",            "stream",    "url"};
 
 // Arguments the agent sets itself, or that would fetch a model past the allow-list.
 constexpr const char* kReservedArgs[] = {
@@ -124,7 +125,7 @@ absl::StatusOr<LlamaServerConfig> Parse(const YAML::Node& section, const AllowLi
   const YAML::Node binary = section["binary"];
   const YAML::Node model = section["model"];
   if (url) {
-    for (const char* key : {"binary", "model", "args", "modes"}) {
+    for (const char* key : {"binary", "model", "args", "modes", "allow_no_offload", "allow_partial_offload"}) {
       if (const YAML::Node node = section[key]) {
         return ErrorAt(node, absl::StrCat(Key(key), " cannot be combined with ", Key("url"),
                                           ": a server given by url is not started by the agent"));
@@ -181,6 +182,24 @@ absl::StatusOr<LlamaServerConfig> Parse(const YAML::Node& section, const AllowLi
       }
     } else {
       config.modes.emplace_back("default", std::vector<std::string>{});
+    }
+    // Modes that may run without the GPU offload they ask for, or with part of it.
+    for (auto [key, out] : {std::pair{"allow_no_offload", &config.allow_no_offload},
+                            std::pair{"allow_partial_offload", &config.allow_partial_offload}}) {
+      const YAML::Node node = section[key];
+      if (!node) continue;
+      absl::StatusOr<std::vector<std::string>> list = StringList(node, key);
+      if (!list.ok()) return list.status();
+      for (size_t i = 0; i < list->size(); ++i) {
+        const std::string& mode = (*list)[i];
+        if (std::none_of(config.modes.begin(), config.modes.end(), [&](const auto& m) { return m.first == mode; })) {
+          std::vector<std::string> names;
+          for (const auto& m : config.modes) names.push_back(m.first);
+          return ErrorAt(node[i], absl::StrCat(Key(key), " names mode ", mode, ", which ", Key("modes"),
+                                               " does not define (its modes: ", absl::StrJoin(names, ", "), ")"));
+        }
+      }
+      out->insert(list->begin(), list->end());
     }
   }
 

@@ -6,6 +6,7 @@
 #define BENCHFLEET_AGENT_BACKENDS_LLAMA_SERVER_LLAMA_SERVER_CONFIG_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,11 @@ struct LlamaServerConfig {
   // Mode name -> the arguments that make it (e.g. gpu: [-ngl, 99]), in the spec's order. A
   // section without modes has one mode, "default", without arguments.
   std::vector<std::pair<std::string, std::vector<std::string>>> modes;
+  // Modes whose runs may go on when the server offloads none of the layers the mode asks for
+  // (flagged NO_OFFLOAD, kept out of aggregates; otherwise such a mode fails to open), and modes
+  // whose partial offload is accepted (otherwise flagged PARTIAL_OFFLOAD and kept out).
+  std::set<std::string> allow_no_offload;
+  std::set<std::string> allow_partial_offload;
 
   // A server that already runs: its base URL without a final '/' (e.g. http://127.0.0.1:8080).
   std::string url;

@@ -116,11 +116,6 @@ uint64_t MibToBytes(double mib) {
   return static_cast<uint64_t>(std::llround(mib * kBytesPerMib));
 }
 
-bool IsHostBufferName(std::string_view name) {
-  const absl::string_view n = ToAbsl(name);
-  return n == "CPU" || n == "Host" || absl::StartsWith(n, "CPU_") || absl::EndsWith(n, "_Host");
-}
-
 LogMemory ParseLogMemory(std::string_view log) {
   LogMemory out;
   std::vector<BreakdownRow> table;
@@ -154,7 +149,7 @@ LogMemory ParseLogMemory(std::string_view log) {
   return out;
 }
 
-std::vector<v1::MemoryFigure> LogMemoryFigures(const LogMemory& memory) {
+std::vector<v1::MemoryFigure> LogMemoryFigures(const LogMemory& memory, const llama_cpp::LogReport& report) {
   std::vector<v1::MemoryFigure> figures;
   // (name, class) -> index in figures and the lines summed into it, in order of appearance.
   std::map<std::pair<std::string, std::string>, std::pair<size_t, std::vector<int>>> seen;
@@ -162,7 +157,7 @@ std::vector<v1::MemoryFigure> LogMemoryFigures(const LogMemory& memory) {
     auto [it, inserted] = seen.try_emplace({buffer.name, buffer.klass}, figures.size(), std::vector<int>{});
     if (inserted) {
       v1::MemoryFigure& figure = figures.emplace_back();
-      figure.set_kind(IsHostBufferName(buffer.name) ? v1::MEMORY_KIND_HOST_BUFFER : v1::MEMORY_KIND_DEVICE_BUFFER);
+      figure.set_kind(llama_cpp::ClassifyBuffer(buffer.name, report));
       figure.set_scope(absl::StrCat(buffer.name, " ", buffer.klass));
     }
     v1::MemoryFigure& figure = figures[it->second.first];
@@ -175,8 +170,10 @@ std::vector<v1::MemoryFigure> LogMemoryFigures(const LogMemory& memory) {
   for (const BreakdownRow& row : memory.breakdown) {
     if (row.self_mib < 0) continue;
     v1::MemoryFigure& figure = figures.emplace_back();
-    figure.set_kind(!row.device_row && IsHostBufferName(row.name) ? v1::MEMORY_KIND_HOST_BUFFER
-                                                                  : v1::MEMORY_KIND_DEVICE_BUFFER);
+    // A row without total/free columns is one of llama.cpp's host buffer types (Host, CPU_REPACK,
+    // AMX, ...): the table says so itself.
+    figure.set_kind(row.device_row ? llama_cpp::ClassifyBuffer(row.name, report, /*device_row=*/true)
+                                   : v1::MEMORY_KIND_HOST_BUFFER);
     figure.set_scope(absl::StrCat(row.name, " self"));
     figure.set_bytes(static_cast<uint64_t>(row.self_mib) * (1024 * 1024));
     figure.set_source(absl::StrCat("llama-server log line ", row.line, " (memory breakdown [MiB])"));

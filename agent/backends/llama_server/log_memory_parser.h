@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "benchfleet/v1/record.pb.h"
+#include "common/llama_cpp_log.h"
 
 namespace benchfleet::agent::llama_server {
 
@@ -54,18 +55,17 @@ LogMemory ParseLogMemory(std::string_view log);
 // allocation.
 uint64_t MibToBytes(double mib);
 
-// Returns true when a ggml buffer (or breakdown row) name is host memory: "CPU", "CPU_*" (e.g.
-// CPU_Mapped, CPU_REPACK), "*_Host" (pinned host memory, e.g. CUDA_Host) and "Host".
-bool IsHostBufferName(std::string_view name);
-
 // Turns the parsed log into memory figures, one per (name, class), sizes of the same name and
 // class summed (a model split in several files has several CPU_Mapped model buffers):
-//   kind   MEMORY_KIND_HOST_BUFFER for host names, MEMORY_KIND_DEVICE_BUFFER otherwise
+//   kind   llama_cpp::ClassifyBuffer of the name against what the log reports of its devices:
+//          MEMORY_KIND_DEVICE_BUFFER only for a buffer of a GPU the server reported,
+//          MEMORY_KIND_HOST_BUFFER for the CPU-type backends' buffers (CPU, CPU_REPACK, AMX, ...)
+//          and pinned host memory, MEMORY_KIND_BUFFER_UNKNOWN when the log does not say
 //   scope  "<name> <class>", e.g. "CUDA0 model", "CUDA0 KV", "CPU_Mapped model"
 //   source "llama-server log line 116" (lines joined by ", " when summed)
 // and, per breakdown row, the row's self column (model + context + compute) as bytes of whole
 // MiB: scope "<name> self", source "llama-server log line 23 (memory breakdown [MiB])".
-std::vector<v1::MemoryFigure> LogMemoryFigures(const LogMemory& memory);
+std::vector<v1::MemoryFigure> LogMemoryFigures(const LogMemory& memory, const llama_cpp::LogReport& report);
 
 }  // namespace benchfleet::agent::llama_server
 

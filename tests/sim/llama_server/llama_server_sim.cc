@@ -371,7 +371,12 @@ void LlamaServerSim::ReleaseSlot(Slot& slot, std::vector<int32_t> tokens, int64_
   if (idle) log_.Verbose("srv  update_slots: all slots are idle");
 }
 
-double LlamaServerSim::DecodeRate() const { return layout_.offloaded() ? o_.sim_gpu_tps : o_.sim_cpu_tps; }
+double LlamaServerSim::DecodeRate() const {
+  if (!layout_.offloaded()) return o_.sim_cpu_tps;
+  // A partial offload: the layers on the GPU at its rate, the rest on the CPU.
+  const double on_gpu = std::min(1.0, double(layout_.n_gpu_layers_used) / double(kNLayer + 1));
+  return 1.0 / (on_gpu / o_.sim_gpu_tps + (1.0 - on_gpu) / o_.sim_cpu_tps);
+}
 
 double LlamaServerSim::PromptRate() const {
   return o_.sim_prompt_tps > 0 ? o_.sim_prompt_tps : 20.0 * DecodeRate();

@@ -109,6 +109,13 @@ MemoryLayout ComputeLayout(const SimOptions& o) {
   m.gpu_build = o.sim_gpu_device != "none";
   if (m.gpu_build) m.gpu = GpuSpec(o.sim_gpu_device, o.sim_gpu_memory_mib);
   m.n_gpu_layers_requested = o.n_gpu_layers < 0 ? 999 : o.n_gpu_layers;
+  // llama.cpp's fit step changes n_gpu_layers only when the user left it at its default (auto):
+  // an explicit -ngl makes it stop ("n_gpu_layers already set by user").
+  if (m.gpu_build && !o.device_none && o.n_gpu_layers < 0 && o.sim_fit_gpu_layers >= 0 &&
+      o.sim_fit_gpu_layers < kNLayer + 1) {
+    m.n_gpu_layers_requested = o.sim_fit_gpu_layers;
+    m.fit_reduced_layers = true;
+  }
   m.n_gpu_layers_used =
       (m.gpu_build && !o.device_none) ? std::min(m.n_gpu_layers_requested, kNLayer + 1) : 0;
   m.n_ctx = static_cast<uint32_t>(o.ctx_size > 0 ? o.ctx_size : kNCtxTrain);
@@ -143,6 +150,21 @@ MemoryLayout ComputeLayout(const SimOptions& o) {
     m.compute_host = ComputeBytes(m.n_ubatch);
   }
   return m;
+}
+
+std::vector<std::string> FitLayerLines(const MemoryLayout& m, int64_t context_size_given) {
+  if (!m.fit_reduced_layers) return {};
+  std::vector<std::string> lines;
+  if (context_size_given > 0) {
+    lines.push_back(Format("common_params_fit_impl: context size set by user to %lld -> no change",
+                           static_cast<long long>(context_size_given)));
+  }
+  lines.push_back("common_params_fit_impl: filling dense layers back-to-front:");
+  const int64_t used_mib = (m.model_dev + m.kv_dev + m.compute_dev) / kMiB;
+  lines.push_back(Format("common_params_fit_impl:   - %s: %2d layers, %6lld MiB used, %6lld MiB free", m.gpu.name.c_str(),
+                         m.n_gpu_layers_used, static_cast<long long>(used_mib),
+                         static_cast<long long>(m.gpu.free_bytes / kMiB - used_mib)));
+  return lines;
 }
 
 std::vector<std::string> ModelBufferLines(const MemoryLayout& m) {

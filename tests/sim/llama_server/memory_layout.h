@@ -47,6 +47,7 @@ struct MemoryLayout {
   DeviceSpec gpu;             // gpu_build only
   int n_gpu_layers_used = 0;  // layers offloaded: 0 .. kNLayer + 1 (the output layer counts)
   int n_gpu_layers_requested = 0;
+  bool fit_reduced_layers = false;  // the fit step lowered n_gpu_layers (--sim-fit-gpu-layers)
   uint32_t n_ctx = 0;         // total cells
   uint32_t n_ctx_seq = 0;     // per slot
   uint32_t n_seq = 0;         // slots
@@ -69,6 +70,9 @@ struct MemoryLayout {
 // Derives the layout from the command line.
 MemoryLayout ComputeLayout(const SimOptions& options);
 
+// The fit step's lines after the breakdown table when it lowers n_gpu_layers (llama.cpp's
+// common_params_fit_impl wording; written from its source, fit.cpp, not captured).
+std::vector<std::string> FitLayerLines(const MemoryLayout& m, int64_t context_size_given);
 // `load_tensors: offload... ` and `load_tensors: <name> model buffer size = X MiB` lines.
 std::vector<std::string> ModelBufferLines(const MemoryLayout& m);
 // `llama_context: <host>  output buffer size = X MiB`.

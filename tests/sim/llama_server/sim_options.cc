@@ -231,6 +231,10 @@ const std::vector<Flag>& Flags() {
        }},
       {{"--sim-gpu-memory-mib"}, Arity::kOne, "N", "SIMULATOR: the GPU's total memory in MiB",
        [](const std::string& v, SimOptions* o) { o->sim_gpu_memory_mib = ToInt64(v); }},
+      {{"--sim-fit-gpu-layers"}, Arity::kOne, "N",
+       "SIMULATOR: with -ngl unset or auto, the fit step keeps only N layers on the GPU (a partial\n"
+       "offload, as when the GPU's free memory is short; default: every layer)",
+       [](const std::string& v, SimOptions* o) { o->sim_fit_gpu_layers = ToInt(v); }},
       {{"--sim-model-bytes"}, Arity::kOne, "N",
        "SIMULATOR: the model's tensor bytes, for the buffer sizes (default: 8357120)",
        [](const std::string& v, SimOptions* o) { o->sim_model_bytes = ToInt64(v); }},

@@ -67,6 +67,9 @@ struct SimOptions {
   std::string sim_gpu_device = "CUDA0";    // "none" = a CPU-only build
   int64_t sim_model_bytes = 8357120;       // the captured tiny model's tensor bytes
   int64_t sim_gpu_memory_mib = 0;          // 0 = the device's default
+  // -1: the fit step keeps every layer. N >= 0: with -ngl unset or auto, llama.cpp's automatic
+  // fitting (-fit, on by default) keeps only N layers on the GPU, as when its memory is short.
+  int sim_fit_gpu_layers = -1;
   FailMode sim_fail = FailMode::kNone;
   int64_t sim_fail_n = 0;
 };

@@ -153,6 +153,15 @@ void StartupLog::Preamble() {
         "warning: one possible reason is that llama.cpp was compiled without GPU support\n"
         "warning: consult docs/build.md for compilation instructions\n");
   }
+  if (m_.gpu_build && (m_.gpu.name.rfind("CUDA", 0) == 0 || m_.gpu.name.rfind("ROCm", 0) == 0)) {
+    // ggml's CUDA/HIP backend announces its devices on stderr when it loads, before the logger
+    // (ggml-cuda.cu's ggml_cuda_init wording; written from its source, not captured).
+    const bool rocm = m_.gpu.name.rfind("ROCm", 0) == 0;
+    log_.Raw(Format("ggml_cuda_init: found 1 %s devices:\n", rocm ? "ROCm" : "CUDA"));
+    log_.Raw(Format(rocm ? "  Device 0: %s, gfx1100 (0x1100), VMM: no, Wave Size: 32\n"
+                         : "  Device 0: %s, compute capability 8.9, VMM: yes\n",
+                    m_.gpu.description.c_str()));
+  }
   for (const std::string& d : o_.deprecations) log_.Raw(d + "\n");
   const int threads = o_.n_threads > 0 ? o_.n_threads : HardwareThreads();
   // The real server prints the build line only from -lv 4 on; the simulator prints it always so
@@ -207,7 +216,11 @@ void StartupLog::LoadBegins() {
 
 void StartupLog::LoaderMetadata() {
   for (const std::string& line : BreakdownTable(m_, /*after_load=*/false)) log_.Verbose(line);
-  for (const std::string& line : FitVerdictLines(m_, host_)) log_.Verbose(line);
+  if (m_.fit_reduced_layers) {
+    for (const std::string& line : FitLayerLines(m_, o_.ctx_size)) log_.Verbose(line);
+  } else {
+    for (const std::string& line : FitVerdictLines(m_, host_)) log_.Verbose(line);
+  }
   log_.Verbose("common_fit_params: successfully fit params to free device memory");
   log_.Verbose("common_fit_params: fitting params to free memory took 0.03 seconds");
   if (m_.offloaded()) {

@@ -115,11 +115,75 @@ TEST_F(LlamaServerSimTest, GpuAndCpuModesOfOneMachine) {
                               "MEMORY_KIND_HOST_BUFFER CPU output", "MEMORY_KIND_HOST_BUFFER CPU KV",
                               "MEMORY_KIND_HOST_BUFFER CPU compute", "MEMORY_KIND_HOST_BUFFER Host self"));
     }
+    // What the server said it ran on, on every record and for the conditions.
+    EXPECT_EQ((*session)->info().params.at("devices"), "CUDA0 (NVIDIA GeForce RTX 4090)");
+    EXPECT_EQ((*session)->info().conditions.at("devices"), "CUDA0 (NVIDIA GeForce RTX 4090)");
+    EXPECT_EQ((*session)->info().params.at("offloaded_layers"), mode == "gpu" ? "3/3" : "0/3");
+    EXPECT_EQ(warm.flags_size(), 0);
     throughput[mode] = Metric(warm, "predicted_per_second");
     EXPECT_TRUE((*session)->Close().ok());
   }
   // The offload is what changes the figure.
   EXPECT_GT(throughput["gpu"], throughput["cpu"]);
+}
+
+TEST_F(LlamaServerSimTest, AGpuModeOnAServerWithoutAGpuFailsWithTheServersWords) {
+  std::unique_ptr<Backend> backend =
+      Make("modes:\n  gpu: [-ngl, 99, --sim-gpu-device, none]\n  cpu: [-ngl, 0, --sim-gpu-device, none]\n");
+  ASSERT_NE(backend, nullptr);
+  std::string log_tail;
+  absl::StatusOr<std::unique_ptr<BackendSession>> gpu = backend->Open({{"mode", "gpu"}}, &log_tail);
+  EXPECT_EQ(gpu.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(gpu.status().message()),
+              StartsWith("mode gpu asks llama-server to offload layers to a GPU (-ngl 99), but the server offloaded "
+                         "none: \"warning: no usable GPU found, --gpu-layers option will be ignored\" (its log, line 1)"));
+  EXPECT_THAT(log_tail, HasSubstr("warning: no usable GPU found"));
+
+  absl::StatusOr<std::unique_ptr<BackendSession>> cpu = backend->Open({{"mode", "cpu"}}, nullptr);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_EQ((*cpu)->info().params.at("devices"),
+            "none (warning: no usable GPU found, --gpu-layers option will be ignored)");
+  EXPECT_EQ((*cpu)->info().params.at("offloaded_layers"), "0/0");
+  const v1::RunRecord run = Run(**cpu, v1::PHASE_COLD, 1);
+  EXPECT_EQ(run.status().code(), v1::RunStatus::CODE_OK);
+  EXPECT_EQ(run.flags_size(), 0);
+  EXPECT_THAT(MemoryScopes(run),
+              ElementsAre("MEMORY_KIND_PROCESS_PEAK_RSS llama-server", "MEMORY_KIND_HOST_BUFFER CPU_Mapped model",
+                          "MEMORY_KIND_HOST_BUFFER CPU output", "MEMORY_KIND_HOST_BUFFER CPU KV",
+                          "MEMORY_KIND_HOST_BUFFER CPU compute", "MEMORY_KIND_HOST_BUFFER Host self"));
+}
+
+TEST_F(LlamaServerSimTest, AllowedToRunWithoutAGpuItsRunsAreFlaggedNoOffload) {
+  std::unique_ptr<Backend> backend =
+      Make("modes:\n  gpu: [-ngl, 99, --sim-gpu-device, none]\nallow_no_offload: [gpu]\n");
+  ASSERT_NE(backend, nullptr);
+  absl::StatusOr<std::unique_ptr<BackendSession>> gpu = backend->Open({{"mode", "gpu"}}, nullptr);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  const v1::RunRecord run = Run(**gpu, v1::PHASE_COLD, 1);
+  EXPECT_EQ(run.status().code(), v1::RunStatus::CODE_OK);
+  ASSERT_EQ(run.flags_size(), 1);
+  EXPECT_EQ(run.flags(0).code(), "NO_OFFLOAD");
+  EXPECT_THAT(run.flags(0).reason(), HasSubstr("\"warning: no usable GPU found, --gpu-layers option will be ignored\""));
+}
+
+TEST_F(LlamaServerSimTest, APartialOffloadByTheFitStepIsFlaggedUnlessAccepted) {
+  for (const bool accepted : {false, true}) {
+    std::unique_ptr<Backend> backend =
+        Make(absl::StrCat("modes:\n  gpu: [--sim-fit-gpu-layers, '1']\n", accepted ? "allow_partial_offload: [gpu]\n" : ""));
+    ASSERT_NE(backend, nullptr);
+    absl::StatusOr<std::unique_ptr<BackendSession>> gpu = backend->Open({{"mode", "gpu"}}, nullptr);
+    ASSERT_TRUE(gpu.ok()) << gpu.status();
+    EXPECT_EQ((*gpu)->info().params.at("offloaded_layers"), "1/3");
+    const v1::RunRecord run = Run(**gpu, v1::PHASE_COLD, 1);
+    EXPECT_EQ(run.status().code(), v1::RunStatus::CODE_OK);
+    if (accepted) {
+      EXPECT_EQ(run.flags_size(), 0);
+    } else {
+      ASSERT_EQ(run.flags_size(), 1);
+      EXPECT_EQ(run.flags(0).code(), "PARTIAL_OFFLOAD");
+      EXPECT_THAT(run.flags(0).reason(), StartsWith("llama-server offloaded 1/3 layers to GPU (its log, line "));
+    }
+  }
 }
 
 TEST_F(LlamaServerSimTest, FaultsOfTheSimulator) {

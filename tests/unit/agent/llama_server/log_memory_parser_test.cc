@@ -27,7 +27,7 @@ std::ostream& operator<<(std::ostream& os, const Figure& f) {
 
 std::vector<Figure> Figures(std::string_view log) {
   std::vector<Figure> out;
-  for (const v1::MemoryFigure& f : LogMemoryFigures(ParseLogMemory(log))) {
+  for (const v1::MemoryFigure& f : LogMemoryFigures(ParseLogMemory(log), llama_cpp::ParseLogReport(log))) {
     out.push_back({f.kind(), f.scope(), f.bytes(), f.source()});
   }
   return out;
@@ -83,6 +83,7 @@ TEST(LogMemoryParserTest, TheDefaultVerbosityLogHasNoBufferLines) {
 
 // Lines as llama.cpp prints them on CUDA (format "%s: %12s model buffer size = %8.2f MiB").
 constexpr char kCudaLog[] =
+    "0.00.034.900 I llama_prepare_model_devices: using device CUDA0 (NVIDIA GeForce RTX 4090) (0000:01:00.0) - 23725 MiB free\n"
     "0.00.059.223 I load_tensors: loading model tensors, this can take a while... (load_mode = mmap)\n"
     "0.00.812.118 I load_tensors: offloading 36 repeating layers to GPU\n"
     "0.00.812.120 I load_tensors: offloaded 37/37 layers to GPU\n"
@@ -99,26 +100,67 @@ TEST(LogMemoryParserTest, ReadsCudaLines) {
   EXPECT_THAT(
       Figures(kCudaLog),
       ::testing::ElementsAre(
-          Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 model", 2011535770, "llama-server log line 4"},
-          Figure{v1::MEMORY_KIND_HOST_BUFFER, "CPU_Mapped model", 175028306, "llama-server log line 5"},
-          Figure{v1::MEMORY_KIND_HOST_BUFFER, "CUDA_Host output", 608174, "llama-server log line 6"},
-          Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 KV", 144 * kMiB, "llama-server log line 7"},
-          Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 compute", 315359232, "llama-server log line 9"},
-          Figure{v1::MEMORY_KIND_HOST_BUFFER, "CUDA_Host compute", 12593398, "llama-server log line 10"}));
+          Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 model", 2011535770, "llama-server log line 5"},
+          Figure{v1::MEMORY_KIND_HOST_BUFFER, "CPU_Mapped model", 175028306, "llama-server log line 6"},
+          Figure{v1::MEMORY_KIND_HOST_BUFFER, "CUDA_Host output", 608174, "llama-server log line 7"},
+          Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 KV", 144 * kMiB, "llama-server log line 8"},
+          Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 compute", 315359232, "llama-server log line 10"},
+          Figure{v1::MEMORY_KIND_HOST_BUFFER, "CUDA_Host compute", 12593398, "llama-server log line 11"}));
 }
 
 TEST(LogMemoryParserTest, ReadsMetalAndRocmLinesWithoutTimestamps) {
-  EXPECT_THAT(Figures("load_tensors: Metal_Mapped model buffer size =  1918.36 MiB\n"
+  // The devices as older Metal and HIP builds announce them; then their buffers are device memory.
+  EXPECT_THAT(Figures("ggml_metal_init: found device: Apple M1 Pro\n"
+                      "load_tensors: Metal_Mapped model buffer size =  1918.36 MiB\n"
                       "load_tensors:   CPU_Mapped model buffer size =   166.92 MiB\n"
                       "llama_kv_cache:      Metal KV buffer size =   144.00 MiB\n"
                       "sched_reserve:      Metal compute buffer size =   300.75 MiB\n"
+                      "ggml_cuda_init: found 1 ROCm devices:\n"
+                      "  Device 0: AMD Instinct MI250X, gfx90a:sramecc+:xnack- (0x90a), VMM: no, Wave Size: 64\n"
                       "load_tensors:        ROCm0 model buffer size =    10.00 MiB\r\n"),
               ::testing::ElementsAre(
-                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "Metal_Mapped model", 2011546255, "llama-server log line 1"},
-                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "CPU_Mapped model", 175028306, "llama-server log line 2"},
-                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "Metal KV", 144 * kMiB, "llama-server log line 3"},
-                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "Metal compute", 315359232, "llama-server log line 4"},
-                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "ROCm0 model", 10 * kMiB, "llama-server log line 5"}));
+                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "Metal_Mapped model", 2011546255, "llama-server log line 2"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "CPU_Mapped model", 175028306, "llama-server log line 3"},
+                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "Metal KV", 144 * kMiB, "llama-server log line 4"},
+                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "Metal compute", 315359232, "llama-server log line 5"},
+                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "ROCm0 model", 10 * kMiB, "llama-server log line 8"}));
+}
+
+TEST(LogMemoryParserTest, ABufferOfADeviceTheLogDoesNotNameIsUnknownNeverDevice) {
+  EXPECT_THAT(Figures("load_tensors: Metal_Mapped model buffer size =  1918.36 MiB\n"
+                      "load_tensors:   CPU_Mapped model buffer size =   166.92 MiB\n"),
+              ::testing::ElementsAre(
+                  Figure{v1::MEMORY_KIND_BUFFER_UNKNOWN, "Metal_Mapped model", 2011546255, "llama-server log line 1"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "CPU_Mapped model", 175028306, "llama-server log line 2"}));
+}
+
+TEST(LogMemoryParserTest, TheAmxBuffersOfACpuOnlyXeonAreHostMemory) {
+  // The case: a Xeon with AMX prints an AMX model buffer and an AMX breakdown row.
+  EXPECT_THAT(Figures(Fixture("cpu_amx_xeon_lv4.log")),
+              ::testing::ElementsAre(
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "CPU_Mapped model", 4099932, "llama-server log line 11"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "AMX model", 4257219, "llama-server log line 12"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "CPU KV", 125829, "llama-server log line 13"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "CPU compute", 660603, "llama-server log line 14"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "Host self", 8 * kMiB,
+                         "llama-server log line 9 (memory breakdown [MiB])"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "AMX self", 4 * kMiB,
+                         "llama-server log line 10 (memory breakdown [MiB])"}));
+}
+
+TEST(LogMemoryParserTest, ReadsTheA100FixturesDeviceAndHostBuffers) {
+  EXPECT_THAT(Figures(Fixture("gpu_cuda_a100_lv4.log")),
+              ::testing::ElementsAre(
+                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 model", 2011535770, "llama-server log line 21"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "CPU_Mapped model", 175028306, "llama-server log line 22"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "CUDA_Host output", 608174, "llama-server log line 23"},
+                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 KV", 144 * kMiB, "llama-server log line 24"},
+                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 compute", 315359232, "llama-server log line 25"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "CUDA_Host compute", 12593398, "llama-server log line 26"},
+                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 self", 2362 * kMiB,
+                         "llama-server log line 12 (memory breakdown [MiB])"},
+                  Figure{v1::MEMORY_KIND_HOST_BUFFER, "Host self", 179 * kMiB,
+                         "llama-server log line 13 (memory breakdown [MiB])"}));
 }
 
 TEST(LogMemoryParserTest, SumsBuffersOfTheSameNameAndClass) {
@@ -135,9 +177,10 @@ TEST(LogMemoryParserTest, OlderBuildsWithoutABufferClassAreModelBuffers) {
                       "llama_new_context_with_model:      CUDA0 compute buffer size =   300.75 MiB\n"
                       "some_function:        CUDA0 buffer size =  1.00 MiB\n"),
               ::testing::ElementsAre(
-                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 model", 2011535770, "llama-server log line 1"},
-                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 KV", 144 * kMiB, "llama-server log line 2"},
-                  Figure{v1::MEMORY_KIND_DEVICE_BUFFER, "CUDA0 compute", 315359232, "llama-server log line 3"}));
+                  // No device line in this log: the buffers are nobody's known device.
+                  Figure{v1::MEMORY_KIND_BUFFER_UNKNOWN, "CUDA0 model", 2011535770, "llama-server log line 1"},
+                  Figure{v1::MEMORY_KIND_BUFFER_UNKNOWN, "CUDA0 KV", 144 * kMiB, "llama-server log line 2"},
+                  Figure{v1::MEMORY_KIND_BUFFER_UNKNOWN, "CUDA0 compute", 315359232, "llama-server log line 3"}));
 }
 
 TEST(LogMemoryParserTest, SkipsLinesOfOtherShapes) {
@@ -203,15 +246,6 @@ TEST(LogMemoryParserTest, MibToBytesRoundsToTheNearestByte) {
   EXPECT_EQ(MibToBytes(0.01), 10486u);  // 10485.76
   EXPECT_EQ(MibToBytes(1918.35), 2011535770u);  // 2011535769.6
   EXPECT_EQ(MibToBytes(144), 150994944u);
-}
-
-TEST(LogMemoryParserTest, HostBufferNames) {
-  for (const char* host : {"CPU", "CPU_Mapped", "CPU_REPACK", "CUDA_Host", "ROCm_Host", "Vulkan_Host", "Host"}) {
-    EXPECT_TRUE(IsHostBufferName(host)) << host;
-  }
-  for (const char* device : {"CUDA0", "CUDA1", "Metal", "Metal_Mapped", "MTL0", "ROCm0", "Vulkan0", "SYCL0"}) {
-    EXPECT_FALSE(IsHostBufferName(device)) << device;
-  }
 }
 
 }  // namespace
