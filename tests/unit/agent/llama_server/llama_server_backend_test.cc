@@ -62,18 +62,25 @@ TEST_F(LlamaServerBackendTest, RegisteredFactoryChecksTheAllowList) {
             "/etc/benchfleet/agent.yaml)");
 }
 
+// The replayed server is the captured CPU-only build, so the cpu mode: a gpu mode on it fails
+// (AGpuModeOnTheCapturedCpuOnlyServerFails).
+// What the captured CPU-only server says it found.
+constexpr char kNoGpu[] = "none (warning: no usable GPU found, --gpu-layers option will be ignored)";
+
+// The replayed server is the captured CPU-only build, so the cpu mode: a gpu mode on it fails
+// (AGpuModeOnTheCapturedCpuOnlyServerFails).
 TEST_F(LlamaServerBackendTest, StartsTheServerRunsACompletionAndStopsIt) {
   ServeHealthyServer();
   absl::StatusOr<std::unique_ptr<Backend>> backend = Make(LaunchedSection());
   ASSERT_TRUE(backend.ok()) << backend.status();
   std::string log_tail;
-  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "gpu"}}, &log_tail);
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "cpu"}}, &log_tail);
   ASSERT_TRUE(session.ok()) << session.status() << "\n" << log_tail;
   const pid_t pid = ServerPid();
 
   // Started with the agent's arguments, then the spec's, then the mode's.
   EXPECT_EQ(ReadText(args_file_), absl::StrCat("-m\n", model_, "\n--host\n127.0.0.1\n--port\n", server_.port(),
-                                               "\n-lv\n4\n-c\n256\n-ngl\n99\n"));
+                                               "\n-lv\n4\n-c\n256\n-ngl\n0\n"));
   // /health answered 503 twice: two polls 250 ms apart on the Env's clock.
   EXPECT_EQ(server_.count("GET /health"), 3);
   EXPECT_EQ(clock_.slept(), absl::Milliseconds(500));
@@ -82,29 +89,35 @@ TEST_F(LlamaServerBackendTest, StartsTheServerRunsACompletionAndStopsIt) {
   EXPECT_EQ(info.backend_version, "b10587-3f545becc");
   EXPECT_FALSE(info.simulated);
   EXPECT_EQ(info.params, (std::map<std::string, std::string>{
+                             {"devices", kNoGpu},
                              {"model_path", "tiny.gguf"},
                              {"modes_switchable", "true"},
                              {"n_ctx", "256"},
-                             {"server_args", absl::StrCat("-m ", model_, " -lv 4 -c 256 -ngl 99")},
+                             {"offloaded_layers", "0/0"},
+                             {"server_args", absl::StrCat("-m ", model_, " -lv 4 -c 256 -ngl 0")},
                              {"server_verbosity", "4"},
                              {"total_slots", "4"},
                          }));
-  const std::string log_path = work_dir_ + "/llama-server-gpu.log";
+  // What the server found, for the series' conditions.
+  EXPECT_EQ(info.conditions, (std::map<std::string, std::string>{{"devices", kNoGpu}}));
+  const std::string log_path = work_dir_ + "/llama-server-cpu.log";
   EXPECT_EQ(ReadText(log_path), Fixture("startup_verbose_lv4.log"));
 
   const v1::RunRecord record = RunOnce(**session);
   EXPECT_EQ(record.status().code(), v1::RunStatus::CODE_OK) << record.status().message();
   EXPECT_EQ(record.backend(), "llama-server");
-  EXPECT_EQ(record.mode(), "gpu");
+  EXPECT_EQ(record.mode(), "cpu");
   EXPECT_EQ(Params(record), (std::map<std::string, std::string>{
                                 {"cache_prompt", "false"},
+                                {"devices", kNoGpu},
                                 {"model_path", "tiny.gguf"},
                                 {"modes_switchable", "true"},
                                 {"n_ctx", "256"},
                                 {"n_predict", "24"},
+                                {"offloaded_layers", "0/0"},
                                 {"prompt_sha256", Sha256Hex(kPrompt)},
                                 {"seed", "42"},
-                                {"server_args", absl::StrCat("-m ", model_, " -lv 4 -c 256 -ngl 99")},
+                                {"server_args", absl::StrCat("-m ", model_, " -lv 4 -c 256 -ngl 0")},
                                 {"server_verbosity", "4"},
                                 {"stop_type", "limit"},
                                 {"stream", "false"},
@@ -161,9 +174,46 @@ TEST_F(LlamaServerBackendTest, StartsTheServerRunsACompletionAndStopsIt) {
   EXPECT_TRUE((*session)->Close().ok());
   EXPECT_FALSE((*session)->alive());
   EXPECT_EQ(::kill(pid, 0), -1);  // stopped and reaped
-  EXPECT_EQ(logs_.back(), "llama-server gpu stopped (killed by signal 15 (SIGTERM))");
+  EXPECT_EQ(logs_.back(), "llama-server cpu stopped (killed by signal 15 (SIGTERM))");
   EXPECT_TRUE((*session)->Close().ok());
-  EXPECT_THAT(logs_.front(), StartsWith(absl::StrCat("llama-server gpu: starting ", standin_, " -m ")));
+  EXPECT_THAT(logs_.front(), StartsWith(absl::StrCat("llama-server cpu: starting ", standin_, " -m ")));
+}
+
+TEST_F(LlamaServerBackendTest, AGpuModeOnTheCapturedCpuOnlyServerFails) {
+  ServeHealthyServer();
+  absl::StatusOr<std::unique_ptr<Backend>> backend = Make(LaunchedSection());
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  std::string log_tail;
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "gpu"}}, &log_tail);
+  EXPECT_EQ(session.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(session.status().message(),
+            "mode gpu asks llama-server to offload layers to a GPU (-ngl 99), but the server offloaded none: "
+            "\"warning: no usable GPU found, --gpu-layers option will be ignored\" (its log, line 1). Its runs "
+            "would measure the CPU under the name gpu; list the mode in llama-server.allow_no_offload to run it "
+            "anyway (flagged NO_OFFLOAD)");
+  EXPECT_EQ(log_tail, *LogTail(work_dir_ + "/llama-server-gpu.log", 30));
+  EXPECT_EQ(server_.count("POST /completion"), 0);
+}
+
+TEST_F(LlamaServerBackendTest, AllowedToRunWithoutAGpuEveryRunIsFlaggedNoOffload) {
+  ServeHealthyServer();
+  absl::StatusOr<std::unique_ptr<Backend>> backend = Make(LaunchedSection("allow_no_offload: [gpu]\n"));
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "gpu"}}, nullptr);
+  ASSERT_TRUE(session.ok()) << session.status();
+  for (const v1::RunRecord& record : {RunOnce(**session), RunOnce(**session, v1::PHASE_WARM, 1)}) {
+    EXPECT_EQ(record.status().code(), v1::RunStatus::CODE_OK);
+    ASSERT_EQ(record.flags_size(), 1);
+    EXPECT_EQ(record.flags(0).code(), "NO_OFFLOAD");
+    EXPECT_EQ(record.flags(0).reason(),
+              "mode gpu asks for GPU offload (-ngl 99) but llama-server offloaded no layer: \"warning: no usable GPU "
+              "found, --gpu-layers option will be ignored\" (its log, line 1); it ran on the CPU (allowed by "
+              "llama-server.allow_no_offload)");
+  }
+  EXPECT_EQ(logs_[1],
+            "llama-server gpu: NO_OFFLOAD: mode gpu asks for GPU offload (-ngl 99) but llama-server offloaded no "
+            "layer: \"warning: no usable GPU found, --gpu-layers option will be ignored\" (its log, line 1); it ran "
+            "on the CPU (allowed by llama-server.allow_no_offload)");
 }
 
 TEST_F(LlamaServerBackendTest, StreamingRecordsTheTimeToFirstToken) {
@@ -195,7 +245,7 @@ TEST_F(LlamaServerBackendTest, PromptCacheUsedIsFlagged) {
   server_.On("POST /completion", {JsonReply(200, absl::StrReplaceAll(body, {{R"("cache_n":0)", R"("cache_n":5)"}}))});
   absl::StatusOr<std::unique_ptr<Backend>> backend = Make(LaunchedSection());
   ASSERT_TRUE(backend.ok()) << backend.status();
-  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "gpu"}}, nullptr);
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "cpu"}}, nullptr);
   ASSERT_TRUE(session.ok()) << session.status();
   const v1::RunRecord record = RunOnce(**session, v1::PHASE_WARM, 2);
   EXPECT_EQ(record.status().code(), v1::RunStatus::CODE_OK);
@@ -208,7 +258,8 @@ TEST_F(LlamaServerBackendTest, PromptCacheUsedIsFlagged) {
 
 TEST_F(LlamaServerBackendTest, MatrixValuesChooseModeAndNPredict) {
   ServeHealthyServer();
-  absl::StatusOr<std::unique_ptr<Backend>> backend = Make(LaunchedSection());
+  // The replayed server has no GPU: the gpu mode may run (flagged NO_OFFLOAD) for this test.
+  absl::StatusOr<std::unique_ptr<Backend>> backend = Make(LaunchedSection("allow_no_offload: [gpu]\n"));
   ASSERT_TRUE(backend.ok()) << backend.status();
   EXPECT_EQ((*backend)->Open({{"mode", "tpu"}}, nullptr).status().message(),
             "unknown mode tpu (the modes of llama-server.modes: gpu, cpu)");

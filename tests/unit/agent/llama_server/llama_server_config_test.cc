@@ -107,8 +107,9 @@ TEST(LlamaServerConfigTest, UnknownKeysAndWrongTypesNameTheKeyAndLine) {
       "  model: /models/m.gguf\n"
       "  prompt: hi\n";
   ExpectError(head + "  n_predikt: 5\n", absl::StatusCode::kInvalidArgument,
-              "line 5: unknown key llama-server.n_predikt (known keys: args, binary, health_timeout, model, modes, "
-              "n_predict, prompt, request_timeout, seed, stop_grace, stream, url)");
+              "line 5: unknown key llama-server.n_predikt (known keys: allow_no_offload, allow_partial_offload, args, "
+              "binary, health_timeout, model, modes, n_predict, prompt, request_timeout, seed, stop_grace, stream, "
+              "url)");
   ExpectError(head + "  n_predict: many\n", absl::StatusCode::kInvalidArgument,
               "line 5: llama-server.n_predict must be a positive integer, got 'many'");
   ExpectError(head + "  n_predict: 0\n", absl::StatusCode::kInvalidArgument,
@@ -135,8 +136,28 @@ TEST(LlamaServerConfigTest, UnknownKeysAndWrongTypesNameTheKeyAndLine) {
   ExpectError(head + "  prompt: again\n", absl::StatusCode::kInvalidArgument,
               "line 5: key llama-server.prompt is given twice");
   ExpectError("llama-server: [a]\n", absl::StatusCode::kInvalidArgument,
-              "line 1: llama-server must be a map with the keys args, binary, health_timeout, model, modes, n_predict, "
-              "prompt, request_timeout, seed, stop_grace, stream, url");
+              "line 1: llama-server must be a map with the keys allow_no_offload, allow_partial_offload, args, binary, "
+              "health_timeout, model, modes, n_predict, prompt, request_timeout, seed, stop_grace, stream, url");
+}
+
+TEST(LlamaServerConfigTest, OffloadAllowancesNameModesOfTheSection) {
+  const std::string head =
+      "llama-server:\n  binary: /opt/llama.cpp/bin/llama-server\n  model: /models/m.gguf\n  prompt: hi\n"
+      "  modes:\n    gpu: [-ngl, 99]\n    cpu: [-ngl, 0]\n";
+  absl::StatusOr<LlamaServerConfig> config =
+      ParseSpec(head + "  allow_no_offload: [gpu]\n  allow_partial_offload: [gpu, cpu]\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->allow_no_offload, (std::set<std::string>{"gpu"}));
+  EXPECT_EQ(config->allow_partial_offload, (std::set<std::string>{"cpu", "gpu"}));
+  ExpectError(head + "  allow_no_offload: [gpu, tpu]\n", absl::StatusCode::kInvalidArgument,
+              "line 8: llama-server.allow_no_offload names mode tpu, which llama-server.modes does not define (its "
+              "modes: gpu, cpu)");
+  ExpectError(head + "  allow_partial_offload: gpu\n", absl::StatusCode::kInvalidArgument,
+              "line 8: llama-server.allow_partial_offload must be a list of strings");
+  ExpectError("llama-server:\n  url: http://127.0.0.1:8080\n  prompt: hi\n  allow_no_offload: [external]\n",
+              absl::StatusCode::kInvalidArgument,
+              "line 4: llama-server.allow_no_offload cannot be combined with llama-server.url: a server given by url "
+              "is not started by the agent");
 }
 
 TEST(LlamaServerConfigTest, MissingOrConflictingKeys) {

@@ -223,7 +223,7 @@ TEST_F(LlamaServerErrorsTest, ServerDiesMidRun) {
   server_.On("POST /completion", {die});
   absl::StatusOr<std::unique_ptr<Backend>> backend = Make(LaunchedSection());
   ASSERT_TRUE(backend.ok()) << backend.status();
-  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "gpu"}}, nullptr);
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "cpu"}}, nullptr);
   ASSERT_TRUE(session.ok()) << session.status();
 
   const v1::RunRecord record = RunOnce(**session);
@@ -231,7 +231,7 @@ TEST_F(LlamaServerErrorsTest, ServerDiesMidRun) {
   EXPECT_EQ(record.status().message(),
             absl::StrCat("llama-server exited during the run (killed by signal 9 (SIGKILL)): POST ", CompletionUrl(),
                          ": the server closed the connection without answering"));
-  EXPECT_EQ(record.status().log_tail(), *LogTail(work_dir_ + "/llama-server-gpu.log", 30));
+  EXPECT_EQ(record.status().log_tail(), *LogTail(work_dir_ + "/llama-server-cpu.log", 30));
   EXPECT_FALSE((*session)->alive());
 
   const v1::RunRecord next = RunOnce(**session, v1::PHASE_WARM, 1);
@@ -239,14 +239,14 @@ TEST_F(LlamaServerErrorsTest, ServerDiesMidRun) {
             "llama-server is not running: it exited during an earlier run (killed by signal 9 (SIGKILL))");
   EXPECT_EQ(server_.count("POST /completion"), 1);
   EXPECT_TRUE((*session)->Close().ok());
-  EXPECT_EQ(logs_.back(), "llama-server gpu had already exited (killed by signal 9 (SIGKILL))");
+  EXPECT_EQ(logs_.back(), "llama-server cpu had already exited (killed by signal 9 (SIGKILL))");
 }
 
 TEST_F(LlamaServerErrorsTest, ServerDiesBetweenRuns) {
   ServeHealthyServer();
   absl::StatusOr<std::unique_ptr<Backend>> backend = Make(LaunchedSection());
   ASSERT_TRUE(backend.ok()) << backend.status();
-  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "gpu"}}, nullptr);
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "cpu"}}, nullptr);
   ASSERT_TRUE(session.ok()) << session.status();
   EXPECT_EQ(RunOnce(**session).status().code(), v1::RunStatus::CODE_OK);
 
