@@ -131,8 +131,9 @@ class PosixProcess : public Process {
     if (::proc_pid_rusage(pid_, RUSAGE_INFO_V4, reinterpret_cast<rusage_info_t*>(&info)) != 0) {
       return ErrnoToStatus(errno, absl::StrCat("proc_pid_rusage(", pid_, ")"));
     }
-    return PeakMemory{info.ri_lifetime_max_phys_footprint, /*is_footprint=*/true,
-                      absl::StrCat("proc_pid_rusage(", pid_, ").ri_lifetime_max_phys_footprint")};
+    return PeakMemory{info.ri_lifetime_max_phys_footprint, /*is_footprint=*/true, /*since_reset=*/false,
+                      absl::StrCat("proc_pid_rusage(", pid_,
+                                   ").ri_lifetime_max_phys_footprint (lifetime peak since the process started)")};
 #else
     const std::string path = absl::StrCat("/proc/", pid_, "/status");
     absl::StatusOr<std::string> text = env_->ReadFile(path);
@@ -141,7 +142,35 @@ class PosixProcess : public Process {
     if (!bytes.ok()) {
       return absl::Status(bytes.status().code(), absl::StrCat(path, ": ", bytes.status().message()));
     }
-    return PeakMemory{*bytes, /*is_footprint=*/false, absl::StrCat(path, " VmHWM")};
+    if (peak_reset_) {
+      return PeakMemory{*bytes, /*is_footprint=*/false, /*since_reset=*/true,
+                        absl::StrCat(path, " VmHWM since a /proc/", pid_, "/clear_refs reset before the run")};
+    }
+    return PeakMemory{*bytes, /*is_footprint=*/false, /*since_reset=*/false,
+                      absl::StrCat(path, " VmHWM (lifetime peak since the process started)")};
+#endif
+  }
+
+  absl::Status ResetPeakMemory() override {
+    if (!Running()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("process ", pid_, " has exited (", status_->ToString(), "); its peak memory cannot be reset"));
+    }
+#if defined(__linux__)
+    // "5" resets the peak RSS (VmHWM) to the current RSS (Linux 4.0 and later); it leaves the
+    // page tables' soft-dirty and referenced bits alone, so the child's pages are not touched.
+    const std::string path = absl::StrCat("/proc/", pid_, "/clear_refs");
+    absl::StatusOr<std::unique_ptr<WritableFile>> file = env_->NewAppendableFile(path);
+    if (!file.ok()) return file.status();
+    absl::Status written = (*file)->Append("5");
+    absl::Status closed = (*file)->Close();
+    if (!written.ok()) return written;
+    if (!closed.ok()) return closed;
+    peak_reset_ = true;
+    return absl::OkStatus();
+#else
+    return absl::UnimplementedError(absl::StrCat(
+        "process ", pid_, ": this platform keeps only the lifetime peak (no clear_refs); its reads stay lifetime peaks"));
 #endif
   }
 
@@ -200,6 +229,7 @@ class PosixProcess : public Process {
   const pid_t pid_;
   Clock* const clock_;
   Env* const env_;
+  [[maybe_unused]] bool peak_reset_ = false;  // a ResetPeakMemory succeeded: reads are peaks since the reset
   std::optional<ExitStatus> status_;
   std::optional<uint64_t> max_rss_bytes_;
 };

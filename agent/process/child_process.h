@@ -59,7 +59,13 @@ struct PeakMemory {
   // false: peak resident set size (Linux VmHWM); true: macOS lifetime peak phys_footprint, which
   // is what macOS keeps instead of a peak RSS.
   bool is_footprint = false;
-  // Where the figure comes from, e.g. "/proc/1234/status VmHWM".
+  // True when the peak counts from the last ResetPeakMemory() (the run's own peak, when the reset
+  // came just before the run); false when it is the lifetime peak since the process started (a
+  // server's model load included).
+  bool since_reset = false;
+  // Where the figure comes from and over what span, e.g. "/proc/1234/status VmHWM (lifetime peak
+  // since the process started)" or "/proc/1234/status VmHWM since a /proc/1234/clear_refs reset
+  // before the run".
   std::string source;
 };
 
@@ -82,6 +88,16 @@ class Process {
   // Reads the child's peak memory so far. FAILED_PRECONDITION once it has exited (the kernel
   // forgets the figure with the process).
   virtual absl::StatusOr<PeakMemory> ReadPeakMemory() = 0;
+
+  // Resets the peak that ReadPeakMemory reads to the child's current memory, so that a later read
+  // is the peak since now (call it just before a run to get the run's own peak; later reads then
+  // say since_reset). Linux: writes "5" to /proc/PID/clear_refs (VmHWM becomes the current RSS).
+  // UNIMPLEMENTED where the platform cannot (macOS keeps only a lifetime peak), FAILED_PRECONDITION
+  // once the child has exited, the write's error otherwise (e.g. PERMISSION_DENIED); after a
+  // failure, reads stay lifetime peaks.
+  virtual absl::Status ResetPeakMemory() {
+    return absl::UnimplementedError("this process cannot reset its peak memory");
+  }
 
   // Waits up to timeout for the child to exit on its own. DEADLINE_EXCEEDED when it still runs.
   virtual absl::StatusOr<ExitStatus> Wait(absl::Duration timeout) = 0;

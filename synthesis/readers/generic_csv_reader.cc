@@ -24,6 +24,13 @@ std::string FillRecord(const std::vector<std::string>& cells, v1::RunRecord* rec
   record->set_backend(cell(kBackend).empty() ? "generic-csv" : cell(kBackend));
   record->set_mode(cell(kMode));
   if (!cell(kMachine).empty()) (*record->mutable_params())["machine"] = cell(kMachine);
+  // The row's identity strings: a simulator's say SIMULATED, and the record is then simulated.
+  for (Column c : {kBackend, kMachine}) {
+    if (cell(c).find("SIMULATED") == std::string::npos) continue;
+    record->set_simulated(true);
+    (*record->mutable_params())["simulated_by"] = absl::StrCat(c == kBackend ? "backend" : "machine", ": ", cell(c));
+    break;
+  }
   const std::string phase = Lower(cells[kPhase]);
   if (phase.empty() || phase == "warm") {
     record->set_phase(v1::PHASE_WARM);

@@ -64,6 +64,14 @@ v1::RunRecord TestRecord(const std::string& path, uint32_t line, int part, const
                           "cpu_info", "gpu_info", "backends"}) {
     if (f.count(key)) (*record.mutable_params())[key] = Field(f, key);
   }
+  // A simulator announces itself in the build it reports (llama-server-sim's build is
+  // "benchfleet-sim (SIMULATED)"): then every record of the test is simulated.
+  for (const char* key : {"build_commit", "build_number"}) {
+    if (Field(f, key).find("SIMULATED") == std::string::npos) continue;
+    record.set_simulated(true);
+    (*record.mutable_params())["simulated_by"] = absl::StrCat(key, ": ", Field(f, key));
+    break;
+  }
   // What a sweep varies besides the test itself.
   for (const char* key : {"n_threads", "n_batch", "n_ubatch", "n_gpu_layers", "type_k", "type_v", "flash_attn"}) {
     if (f.count(key)) (*record.mutable_matrix())[key] = Field(f, key);

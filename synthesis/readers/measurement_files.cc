@@ -80,22 +80,61 @@ void ReadRunsJsonl(Env* env, const std::string& file, std::string_view content, 
   }
 }
 
+// Returns what says SIMULATED among a record's identity strings (an OpenAI-compatible answer's
+// system_fingerprint, a workflow tool's name), "" when none does. Records stored before every
+// backend checked them (the openai backend read only owned_by) said simulated: false.
+std::string SimulatedParam(const v1::RunRecord& record) {
+  for (const char* key : {"system_fingerprint", "tool"}) {
+    auto it = record.params().find(key);
+    if (it != record.params().end() && Contains(it->second, "SIMULATED")) return absl::StrCat(key, ": ", it->second);
+  }
+  return "";
+}
+
+// Returns what says SIMULATED among the versions and attributes of a series' conditions.
+std::string SimulatedCondition(const v1::MachineConditions& conditions) {
+  for (const auto& [name, version] : conditions.backend_versions()) {
+    if (Contains(version, "SIMULATED")) return absl::StrCat("conditions backend_versions[", name, "]: ", version);
+  }
+  for (const auto& [key, value] : conditions.backend_attributes()) {
+    if (Contains(value, "SIMULATED")) return absl::StrCat("conditions backend_attributes[", key, "]: ", value);
+  }
+  return "";
+}
+
+// Marks simulated the records (from index first on) whose identity strings, or whose series'
+// conditions (the simulated_by reason given), say SIMULATED, saying why in params.simulated_by.
+void MarkSimulated(size_t first, const std::string& by_conditions, ReadResult* out) {
+  for (size_t i = first; i < out->records.size(); ++i) {
+    v1::RunRecord& record = out->records[i];
+    if (record.simulated()) continue;
+    std::string why = SimulatedParam(record);
+    if (why.empty()) why = by_conditions;
+    if (why.empty()) continue;
+    record.set_simulated(true);
+    (*record.mutable_params())["simulated_by"] = why;
+  }
+}
+
 // Keeps the conditions.json beside a runs.jsonl, when there is one. A malformed one is reported
-// and the runs are kept: they only lose their machine's name.
-void ReadConditionsBeside(Env* env, const std::string& runs_file, ReadResult* out) {
+// and the runs are kept: they only lose their machine's name. Returns what in them says
+// SIMULATED ("" when nothing does, or there are none).
+std::string ReadConditionsBeside(Env* env, const std::string& runs_file, ReadResult* out) {
   const std::string file = JoinPath(DirName(runs_file), kConditionsFile);
-  if (!env->FileExists(file)) return;
+  if (!env->FileExists(file)) return "";
   auto content = env->ReadFile(file);
   v1::MachineConditions conditions;
   absl::Status parsed = content.ok() ? JsonToMessage(*content, &conditions, /*ignore_unknown_fields=*/true)
                                      : content.status();
   if (!parsed.ok()) {
     out->skipped.push_back({file, 0, absl::StrCat("conditions not read: ", parsed.message())});
-    return;
+    return "";
   }
   std::string fingerprint = conditions.fingerprint();
   if (fingerprint.empty()) fingerprint = ConditionsFingerprint(conditions);
+  std::string simulated = SimulatedCondition(conditions);
   out->conditions[fingerprint] = std::move(conditions);
+  return simulated;
 }
 
 void ReadOne(Env* env, const std::string& path, ReadResult* out) {
@@ -124,7 +163,7 @@ void ReadOne(Env* env, const std::string& path, ReadResult* out) {
   switch (format) {
     case Format::kRunsJsonl:
       ReadRunsJsonl(env, file, *content, out);
-      ReadConditionsBeside(env, file, out);
+      MarkSimulated(records_before, ReadConditionsBeside(env, file, out), out);
       break;
     case Format::kRunsCsv:
       out->skipped.push_back({file, 0, "benchfleet runs.csv is not read: read runs.jsonl instead "

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -30,8 +31,12 @@ using openai::RequestResult;
 constexpr char kBackendName[] = "openai";
 // The server's mode cannot be switched by the agent: the combination's mode is a label only.
 constexpr char kDefaultMode[] = "external";
-// What the benchfleet simulator puts in /models `owned_by` (tests/sim/openai).
+// What the benchfleet simulators put in the strings a server says about itself: openai-sim's
+// /models `owned_by` (tests/sim/openai), and "SIMULATED" in its `system_fingerprint`
+// ("benchfleet-sim (SIMULATED)") and in llama-server-sim's (its build_info, "b10587-benchfleet-sim
+// (SIMULATED)", whose /v1/models says only `owned_by: llamacpp`).
 constexpr char kSimulatorOwner[] = "benchfleet-simulator";
+constexpr char kSimulatedWord[] = "SIMULATED";
 constexpr absl::Duration kConnectTimeout = absl::Seconds(5);
 constexpr absl::Duration kModelsTimeout = absl::Seconds(30);
 
@@ -47,6 +52,13 @@ std::string Printable(std::string_view text) {
 }
 
 std::string FormatSeconds(double s) { return absl::StrCat(s); }
+
+// True when an identity or version string the server sent (a model's owned_by or id, an answer's
+// system_fingerprint or model) says it is a benchfleet simulator. Every such string is checked:
+// a simulator may announce itself in only one of them.
+bool SaysSimulated(const std::string& text) {
+  return absl::StrContains(text, kSimulatedWord) || absl::StrContains(text, kSimulatorOwner);
+}
 
 class OpenAiSession : public BackendSession {
  public:
@@ -146,6 +158,21 @@ class OpenAiSession : public BackendSession {
       all_connection = all_connection && results[i].kind == ErrorKind::kConnection;
     }
     if (!fingerprint.empty()) params["system_fingerprint"] = Printable(fingerprint);
+    // An answer that says SIMULATED marks this record and, through the session's info that the
+    // runner reads after each run, every later one (a server whose /models said nothing of it).
+    for (size_t i = 0; i < count; ++i) {
+      for (const auto& [field, value] : {std::pair<const char*, const std::string&>{"system_fingerprint",
+                                                                                    answers[i].system_fingerprint},
+                                         std::pair<const char*, const std::string&>{"model", answers[i].model}}) {
+        if (!SaysSimulated(value)) continue;
+        record->set_simulated(true);
+        if (!info_.simulated) {
+          info_.simulated = true;
+          info_.params["simulated_by"] = Printable(absl::StrCat("answer ", field, ": ", value));
+          params["simulated_by"] = info_.params["simulated_by"];
+        }
+      }
+    }
     std::vector<std::string> by_kind;
     for (const auto& [kind, c] : kinds) by_kind.push_back(absl::StrCat(c, " ", kind));
     const std::string summary = absl::StrCat(failed, " of ", count, " requests failed (", absl::StrJoin(by_kind, ", "),
@@ -288,7 +315,8 @@ class OpenAiSession : public BackendSession {
   const std::string mode_;
   const int concurrency_;
   const int max_tokens_;
-  const SessionInfo info_;
+  // Not const: an answer may reveal a simulator that /models did not (see Run).
+  SessionInfo info_;
   bool warmed_up_ = false;
   bool alive_ = true;
   std::string dead_reason_;
@@ -352,7 +380,7 @@ class OpenAiBackend : public Backend {
   }
 
   // Reads GET /models: the model must be served; owned_by is the server's kind ("vllm",
-  // "llamacpp", ...) and says whether it is the benchfleet simulator.
+  // "llamacpp", ...); owned_by or the model's id may say it is a benchfleet simulator.
   absl::Status ReadModels(SessionInfo* info) {
     HttpRequest request;
     request.url = config_->url + "/models";
@@ -378,7 +406,12 @@ class OpenAiBackend : public Backend {
       const std::string owner =
           model.contains("owned_by") && model["owned_by"].is_string() ? model["owned_by"].get<std::string>() : "";
       info->backend_version = owner.empty() ? "unknown" : Printable(owner);
-      info->simulated = absl::StrContains(owner, kSimulatorOwner);
+      for (const auto& [field, value] : {std::pair<const char*, const std::string&>{"owned_by", owner},
+                                         std::pair<const char*, const std::string&>{"id", id}}) {
+        if (info->simulated || !SaysSimulated(value)) continue;
+        info->simulated = true;
+        info->params["simulated_by"] = Printable(absl::StrCat("/models ", field, ": ", value));
+      }
       if (model.contains("max_model_len") && model["max_model_len"].is_number_integer()) {
         info->params["max_model_len"] = absl::StrCat(model["max_model_len"].get<int64_t>());
       }

@@ -6,10 +6,12 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/backends/workflow/container_image.h"
 #include "agent/backends/workflow/container_stats.h"
 #include "agent/backends/workflow/workflow_config.h"
 #include "agent/backends/workflow/workflow_results.h"
@@ -25,6 +27,8 @@ using workflow::WorkflowConfig;
 
 constexpr char kBackendName[] = "workflow";
 constexpr size_t kLogTailLines = 20;
+// For each question to the container runtime at Open (its version, the image's digest).
+constexpr absl::Duration kRuntimeTimeout = absl::Seconds(15);
 constexpr char kRusageSource[] =
     "wait4 ru_maxrss of the children: the largest process of the tree, not their sum";
 
@@ -227,9 +231,11 @@ class WorkflowSession : public BackendSession {
     output->set_name("results");
     output->set_sha256(Sha256Hex(*text));
     output->set_size_bytes(text->size());
-    // The runner reads the session's info after each run: a stand-in marks every record.
-    info_.simulated = info_.simulated || results->simulated;
-    record->set_simulated(record->simulated() || results->simulated);
+    // The runner reads the session's info after each run: a stand-in marks every record, by its
+    // results' "simulated" or by a tool name that says SIMULATED.
+    const bool simulated = results->simulated || absl::StrContains(results->tool, "SIMULATED");
+    info_.simulated = info_.simulated || simulated;
+    record->set_simulated(record->simulated() || simulated);
     record->mutable_status()->set_code(v1::RunStatus::CODE_OK);
   }
 
@@ -319,6 +325,23 @@ class WorkflowBackend : public Backend {
           ++lines;
         }
         info.params["prompts_count"] = absl::StrCat(lines);
+      }
+    }
+    // A container run: what it runs is the runtime's version and the image's digest, so they are
+    // part of the series' conditions (and their fingerprint); a fact the runtime cannot give is
+    // missing, its reason in every record's params.
+    if (std::optional<workflow::ContainerRun> run = workflow::ParseContainerRun(config.command.argv)) {
+      workflow::ContainerFacts facts = workflow::ReadContainerFacts(s_->tools, *run, kRuntimeTimeout);
+      info.conditions = std::move(facts.conditions);
+      // A fake runtime or image announces itself like any simulator.
+      for (const auto& [key, value] : info.conditions) {
+        if (info.simulated || !absl::StrContains(value, "SIMULATED")) continue;
+        info.simulated = true;
+        info.params["simulated_by"] = absl::StrCat(key, ": ", value);
+      }
+      for (auto& [key, reason] : facts.missing) {
+        if (s_->context.log) s_->context.log(absl::StrCat("workflow: ", key, ": ", reason));
+        info.params[key] = std::move(reason);
       }
     }
     (void)log_tail;

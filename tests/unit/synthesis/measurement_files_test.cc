@@ -349,6 +349,81 @@ TEST(SeriesFolderReadTest, KeepsTheSeriesConditionsByFingerprint) {
   EXPECT_EQ(read.conditions.at(read.records[0].conditions_fingerprint()).hostname(), "gpu-01");
 }
 
+// llama-server-sim's build (tests/sim/llama_server: build 10587, commit "benchfleet-sim
+// (SIMULATED)") as llama-bench would print it: the records are simulated, and say why.
+TEST(LlamaBenchTest, ABuildThatSaysSimulatedMakesEveryRecordSimulated) {
+  const std::string dir = testing::MakeTempDir("synth");
+  WriteFile(dir + "/sim.jsonl",
+            "{\"build_commit\": \"benchfleet-sim (SIMULATED)\", \"build_number\": 10587, \"model_type\": \"m\", "
+            "\"n_prompt\": 0, \"n_gen\": 16, \"avg_ns\": 2000000, \"avg_ts\": 8000, "
+            "\"samples_ns\": [2000000, 2000000], \"samples_ts\": [8000, 8000]}\n"
+            "{\"build_commit\": \"1a2b3c4d\", \"build_number\": 10587, \"model_type\": \"m\", "
+            "\"n_prompt\": 0, \"n_gen\": 16, \"avg_ns\": 2000000, \"avg_ts\": 8000, "
+            "\"samples_ns\": [2000000], \"samples_ts\": [8000]}\n");
+  ReadResult r = ReadOk({dir + "/sim.jsonl"});
+  ASSERT_EQ(r.records.size(), 3u);
+  EXPECT_TRUE(r.records[0].simulated());
+  EXPECT_TRUE(r.records[1].simulated());
+  EXPECT_EQ(r.records[0].params().at("simulated_by"), "build_commit: benchfleet-sim (SIMULATED)");
+  EXPECT_FALSE(r.records[2].simulated());
+  EXPECT_EQ(r.records[2].params().count("simulated_by"), 0u);
+}
+
+TEST(GenericCsvTest, ABackendOrMachineThatSaysSimulatedMakesTheRowSimulated) {
+  const std::string path = testing::MakeTempDir("synth") + "/runs.generic.csv";
+  WriteFile(path,
+            "machine,task,backend,mode,phase,call_index,wall_seconds,metric,value,unit,status\n"
+            "m1,chat,llama-server-sim (SIMULATED),gpu,warm,,1.5,,,,ok\n"
+            "SIMULATED host,chat,llama-server,gpu,warm,,1.5,,,,ok\n"
+            "m1,chat,llama-server,gpu,warm,,1.5,,,,ok\n");
+  ReadResult r = ReadOk({path});
+  ASSERT_EQ(r.records.size(), 3u);
+  EXPECT_TRUE(r.records[0].simulated());
+  EXPECT_EQ(r.records[0].params().at("simulated_by"), "backend: llama-server-sim (SIMULATED)");
+  EXPECT_TRUE(r.records[1].simulated());
+  EXPECT_EQ(r.records[1].params().at("simulated_by"), "machine: SIMULATED host");
+  EXPECT_FALSE(r.records[2].simulated());
+}
+
+// Records an openai backend stored before it read every answer's system_fingerprint said
+// simulated: false; a series whose conditions' versions say SIMULATED is simulated throughout.
+TEST(SeriesFolderReadTest, RecordsOrConditionsThatSaySimulatedAreReadAsSimulated) {
+  const std::string dir = testing::MakeTempDir("synth");
+  const std::string plain = dir + "/plain";
+  {
+    auto writer = SeriesFolderWriter::Open(Env::Default(), plain, v1::MachineConditions());
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    v1::RunRecord record;
+    record.set_run_id("11111111-1111-4111-8111-111111111111");
+    (*record.mutable_params())["system_fingerprint"] = "benchfleet-sim (SIMULATED)";
+    ASSERT_TRUE((*writer)->Add(record).ok());
+    record.set_run_id("22222222-2222-4222-8222-222222222222");
+    (*record.mutable_params())["system_fingerprint"] = "fp_3b9a4d1c";
+    ASSERT_TRUE((*writer)->Add(record).ok());
+  }
+  ReadResult r = ReadOk({plain});
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_TRUE(r.records[0].simulated());
+  EXPECT_EQ(r.records[0].params().at("simulated_by"), "system_fingerprint: benchfleet-sim (SIMULATED)");
+  EXPECT_FALSE(r.records[1].simulated());
+
+  const std::string sim = dir + "/sim";
+  v1::MachineConditions conditions;
+  (*conditions.mutable_backend_versions())["llama-server"] = "b10587-benchfleet-sim (SIMULATED)";
+  {
+    auto writer = SeriesFolderWriter::Open(Env::Default(), sim, conditions);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    v1::RunRecord record;
+    record.set_run_id("33333333-3333-4333-8333-333333333333");
+    ASSERT_TRUE((*writer)->Add(record).ok());
+  }
+  ReadResult s = ReadOk({sim});
+  ASSERT_EQ(s.records.size(), 1u);
+  EXPECT_TRUE(s.records[0].simulated());
+  EXPECT_EQ(s.records[0].params().at("simulated_by"),
+            "conditions backend_versions[llama-server]: b10587-benchfleet-sim (SIMULATED)");
+}
+
 TEST(SeriesFolderReadTest, BadLineOfRunsJsonlSkipsOnlyItself) {
   const std::string path = testing::MakeTempDir("synth") + "/runs.jsonl";
   WriteFile(path, "{\"run_id\": \"11111111-1111-4111-8111-111111111111\"}\n{not json\n"

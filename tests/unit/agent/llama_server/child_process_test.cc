@@ -185,13 +185,75 @@ TEST_F(ChildProcessTest, ReadsPeakRssFromProcStatusWhileTheChildRuns) {
   EXPECT_LE(peak->bytes, after);
   EXPECT_GT(peak->bytes, 0u);
   EXPECT_FALSE(peak->is_footprint);
-  EXPECT_EQ(peak->source, absl::StrCat("/proc/", pid, "/status VmHWM"));
+  EXPECT_FALSE(peak->since_reset);
+  EXPECT_EQ(peak->source, absl::StrCat("/proc/", pid, "/status VmHWM (lifetime peak since the process started)"));
 
   (*child)->Terminate(absl::Seconds(5));
   absl::StatusOr<PeakMemory> gone = (*child)->ReadPeakMemory();
   EXPECT_EQ(gone.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(gone.status().message(),
             absl::StrCat("process ", pid, " has exited (killed by signal 15 (SIGTERM)); its peak memory is gone"));
+}
+
+// The helper touched 64 MiB and gave it back: the lifetime peak holds them, the peak after a
+// reset starts from the (small) current RSS and says so in its source.
+TEST_F(ChildProcessTest, ResetPeakMemoryMakesTheNextReadThePeakSinceTheReset) {
+  ScopedTempDir dir;
+  const std::string log = dir.path() + "/helper.log";
+  auto child = launcher_->Start(Options({PROCESS_TEST_HELPER, "--hold-peak", "64"}, log));
+  ASSERT_TRUE(child.ok()) << child.status();
+  const pid_t pid = (*child)->pid();
+  ASSERT_TRUE(Eventually([&] { return ReadText(log) == "freed\n"; })) << ReadText(log);
+
+  absl::StatusOr<PeakMemory> lifetime = (*child)->ReadPeakMemory();
+  ASSERT_TRUE(lifetime.ok()) << lifetime.status();
+  EXPECT_GE(lifetime->bytes, 64ull << 20);
+  EXPECT_FALSE(lifetime->since_reset);
+
+  ASSERT_TRUE((*child)->ResetPeakMemory().ok());
+  absl::StatusOr<PeakMemory> since = (*child)->ReadPeakMemory();
+  ASSERT_TRUE(since.ok()) << since.status();
+  EXPECT_LT(since->bytes, 32ull << 20) << "lifetime " << lifetime->bytes;
+  EXPECT_GT(since->bytes, 0u);
+  EXPECT_FALSE(since->is_footprint);
+  EXPECT_TRUE(since->since_reset);
+  EXPECT_EQ(since->source,
+            absl::StrCat("/proc/", pid, "/status VmHWM since a /proc/", pid, "/clear_refs reset before the run"));
+
+  (*child)->Terminate(absl::Seconds(5));
+  absl::Status gone = (*child)->ResetPeakMemory();
+  EXPECT_EQ(gone.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(gone.message(), absl::StrCat("process ", pid,
+                                         " has exited (killed by signal 15 (SIGTERM)); its peak memory cannot be reset"));
+}
+
+// The reset goes through the Env: a filesystem that refuses the write leaves the reads lifetime
+// peaks and returns the refusal.
+class RefusingClearRefsEnv : public EnvWrapper {
+ public:
+  RefusingClearRefsEnv() : EnvWrapper(Env::Default()) {}
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) override {
+    opened.push_back(path);
+    return absl::PermissionDeniedError(absl::StrCat("open ", path, ": Permission denied"));
+  }
+  std::vector<std::string> opened;
+};
+
+TEST(ChildProcessResetTest, AFailedResetIsReturnedAndReadsStayLifetimePeaks) {
+  RefusingClearRefsEnv env;
+  std::unique_ptr<ProcessLauncher> launcher = NewPosixProcessLauncher(&SystemClock(), &env);
+  auto child = launcher->Start(Options({"/bin/sleep", "1000"}));
+  ASSERT_TRUE(child.ok()) << child.status();
+  const pid_t pid = (*child)->pid();
+  const std::string clear_refs = absl::StrCat("/proc/", pid, "/clear_refs");
+  absl::Status reset = (*child)->ResetPeakMemory();
+  EXPECT_EQ(reset.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(reset.message(), absl::StrCat("open ", clear_refs, ": Permission denied"));
+  EXPECT_EQ(env.opened, std::vector<std::string>{clear_refs});
+  absl::StatusOr<PeakMemory> peak = (*child)->ReadPeakMemory();
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  EXPECT_FALSE(peak->since_reset);
+  EXPECT_EQ(peak->source, absl::StrCat("/proc/", pid, "/status VmHWM (lifetime peak since the process started)"));
 }
 
 TEST(ParseVmHwmBytesTest, ReadsKibAsBytes) {

@@ -122,6 +122,7 @@ TEST_F(OpenAiBackendTest, ColdIsOneWarmUpRequestAndWarmSendsEveryPrompt) {
   ASSERT_TRUE(session.ok()) << session.status();
   EXPECT_TRUE((*session)->info().simulated);
   EXPECT_EQ((*session)->info().backend_version, "benchfleet-simulator");
+  EXPECT_EQ((*session)->info().params.at("simulated_by"), "/models owned_by: benchfleet-simulator");
   EXPECT_EQ(http_.requests[0].url, "http://127.0.0.1:8000/v1/models");
 
   v1::RunRecord cold;
@@ -209,6 +210,76 @@ TEST_F(OpenAiBackendTest, SomeFailedRequestsLeaveTheRunOkWithAnErrorsMetric) {
       warm.flags(0).reason(),
       "1 of 3 requests failed (1 stream_cut); first: prompt 2: stream cut after 1 chunks: POST x: truncated body");
   EXPECT_EQ(warm.outputs_size(), 0);
+}
+
+// A real server's answer: no SIMULATED in its fingerprint.
+Scripted Real() {
+  return Scripted{200,
+                  {Event(" a"),
+                   "data: {\"choices\":[],\"system_fingerprint\":\"fp_3b9a4d1c\",\"model\":\"m\",\"usage\":"
+                   "{\"prompt_tokens\":3,\"completion_tokens\":1,\"total_tokens\":4}}\n\ndata: [DONE]\n\n"},
+                  {}};
+}
+
+TEST_F(OpenAiBackendTest, ARealServerSayingNothingOfASimulatorIsNotSimulated) {
+  http_.models = R"({"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]})";
+  auto backend = Make(Section());
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  auto session = (*backend)->Open({}, nullptr);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_FALSE((*session)->info().simulated);
+  EXPECT_EQ((*session)->info().params.count("simulated_by"), 0u);
+  http_.posts = {Real(), Real(), Real(), Real()};
+  v1::RunRecord cold, warm;
+  (*session)->Run(RunInput{v1::PHASE_COLD, 1, 1, 0}, &cold);
+  (*session)->Run(RunInput{v1::PHASE_WARM, 1, 1, 0}, &warm);
+  ASSERT_EQ(warm.status().code(), v1::RunStatus::CODE_OK) << warm.status().message();
+  EXPECT_FALSE(cold.simulated());
+  EXPECT_FALSE(warm.simulated());
+  EXPECT_EQ(warm.params().at("system_fingerprint"), "fp_3b9a4d1c");
+  EXPECT_EQ(warm.params().count("simulated_by"), 0u);
+  EXPECT_FALSE((*session)->info().simulated);
+}
+
+// llama-server-sim's /v1: /models says owned_by llamacpp; only the answers' system_fingerprint
+// (its build_info) says SIMULATED. The first such answer marks its record and the session.
+TEST_F(OpenAiBackendTest, AnAnswerWhoseFingerprintSaysSimulatedMarksItsRecordAndTheSession) {
+  http_.models = R"({"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp"}]})";
+  auto backend = Make(Section());
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  auto session = (*backend)->Open({}, nullptr);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_FALSE((*session)->info().simulated);
+  EXPECT_EQ((*session)->info().backend_version, "llamacpp");
+  // The warm-up's answer says nothing; a warm run's second answer says it.
+  http_.posts = {Real(), Real(), Good(), Real()};
+  v1::RunRecord cold, warm1, warm2;
+  (*session)->Run(RunInput{v1::PHASE_COLD, 1, 1, 0}, &cold);
+  EXPECT_FALSE(cold.simulated());
+  EXPECT_FALSE((*session)->info().simulated);
+  (*session)->Run(RunInput{v1::PHASE_WARM, 1, 1, 0}, &warm1);
+  ASSERT_EQ(warm1.status().code(), v1::RunStatus::CODE_OK) << warm1.status().message();
+  EXPECT_TRUE(warm1.simulated());
+  EXPECT_EQ(warm1.params().at("simulated_by"), "answer system_fingerprint: benchfleet-sim (SIMULATED)");
+  EXPECT_TRUE((*session)->info().simulated);
+  EXPECT_EQ((*session)->info().params.at("simulated_by"), "answer system_fingerprint: benchfleet-sim (SIMULATED)");
+  // A later run carries the session's mark (the runner ORs info().simulated in) and its reason.
+  http_.posts.clear();
+  (*session)->Run(RunInput{v1::PHASE_WARM, 2, 1, 0}, &warm2);
+  EXPECT_EQ(warm2.params().at("simulated_by"), "answer system_fingerprint: benchfleet-sim (SIMULATED)");
+}
+
+TEST_F(OpenAiBackendTest, AModelIdThatSaysSimulatedMarksTheSessionAtOpen) {
+  YAML::Node section = Section();
+  section["model"] = "tiny (SIMULATED)";
+  http_.models = R"j({"object":"list","data":[{"id":"tiny (SIMULATED)","object":"model","owned_by":"vllm"}]})j";
+  auto backend = Make(section);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  auto session = (*backend)->Open({}, nullptr);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_TRUE((*session)->info().simulated);
+  EXPECT_EQ((*session)->info().backend_version, "vllm");
+  EXPECT_EQ((*session)->info().params.at("simulated_by"), "/models id: tiny (SIMULATED)");
 }
 
 TEST_F(OpenAiBackendTest, AModelTheServerDoesNotServeFailsTheOpen) {

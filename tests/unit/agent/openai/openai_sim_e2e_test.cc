@@ -1,7 +1,9 @@
 // The openai backend with its real libcurl client against tests/sim's openai-sim: a warm run
 // where the simulator answers one request with a 500, cuts one stream after two chunks and
 // hangs on one (past request_timeout), each counted by its kind while the run stays OK; the chat
-// endpoint without streaming (usage, no TTFT); a server that is not there fails the Open.
+// endpoint without streaming (usage, no TTFT); a server that is not there fails the Open; and
+// the backend pointed at llama-server-sim's /v1, whose /v1/models says only `owned_by: llamacpp`
+// but whose every answer's system_fingerprint says SIMULATED: its records come out simulated.
 #include <fstream>
 #include <map>
 #include <string>
@@ -139,6 +141,52 @@ TEST_F(OpenAiSimE2eTest, AServerThatIsNotThereFailsTheOpen) {
   EXPECT_EQ(session.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(absl::StrContains(session.status().message(), "cannot read http://127.0.0.1:")) << session.status();
 }
+
+#ifdef LLAMA_SERVER_SIM
+TEST_F(OpenAiSimE2eTest, LlamaServerSimBehindV1IsSimulatedFromItsAnswersFingerprint) {
+  Env::Default()->CreateDirs(dir_.path() + "/models").IgnoreError();
+  std::ofstream(dir_.path() + "/models/tiny.gguf") << "GGUF";
+  port_ = benchfleet::testing::FreePort();
+  sim_ = std::make_unique<benchfleet::testing::Subprocess>(
+      std::vector<std::string>{LLAMA_SERVER_SIM, "-m", dir_.path() + "/models/tiny.gguf", "--alias", "m", "--port",
+                               std::to_string(port_), "-c", "256", "--sim-load-ms", "20", "--sim-gpu-tps", "2000",
+                               "--sim-cpu-tps", "2000"},
+      std::map<std::string, std::string>{}, dir_.path() + "/sim.log");
+  AllowConfig allow;
+  allow.backends = {"openai"};
+  allow.urls = {"http://127.0.0.1:" + std::to_string(port_)};
+  allow.workflow_dirs = {dir_.path()};
+  allow_ = std::make_unique<AllowList>(allow, "agent.yaml");
+  prompts_ = dir_.path() + "/prompts.jsonl";
+  std::ofstream(prompts_) << "{\"id\":\"a\",\"prompt\":\"one\"}\n{\"id\":\"b\",\"prompt\":\"two\"}\n";
+  auto backend = Make("concurrency: 1\n");
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  // Real time: the simulator's model load (503 meanwhile) ends on its own clock.
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = absl::UnavailableError("not tried");
+  for (int i = 0; i < 500 && !session.ok(); ++i) {
+    session = (*backend)->Open({}, nullptr);
+    if (!session.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(session.ok()) << session.status() << "\n" << Log();
+  // /v1/models says nothing of a simulator ...
+  EXPECT_EQ((*session)->info().backend_version, "llamacpp");
+  EXPECT_FALSE((*session)->info().simulated);
+  // ... the first answer does: that record and every later one are simulated.
+  v1::RunRecord cold, warm;
+  (*session)->Run(RunInput{v1::PHASE_COLD, 1, 1, 0}, &cold);
+  ASSERT_EQ(cold.status().code(), v1::RunStatus::CODE_OK) << cold.status().message();
+  EXPECT_TRUE(cold.simulated());
+  EXPECT_EQ(cold.params().at("system_fingerprint"), "b10587-benchfleet-sim (SIMULATED)");
+  EXPECT_EQ(cold.params().at("simulated_by"), "answer system_fingerprint: b10587-benchfleet-sim (SIMULATED)");
+  EXPECT_TRUE((*session)->info().simulated);
+  EXPECT_EQ((*session)->info().params.at("simulated_by"),
+            "answer system_fingerprint: b10587-benchfleet-sim (SIMULATED)");
+  (*session)->Run(RunInput{v1::PHASE_WARM, 1, 1, 0}, &warm);
+  ASSERT_EQ(warm.status().code(), v1::RunStatus::CODE_OK) << warm.status().message();
+  EXPECT_EQ(warm.requests_size(), 2);
+  EXPECT_TRUE(warm.simulated());
+}
+#endif
 
 }  // namespace
 }  // namespace benchfleet::agent

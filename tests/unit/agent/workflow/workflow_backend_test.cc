@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -101,6 +102,8 @@ class WorkflowBackendTest : public ::testing::Test {
     v1::RunRecord record;
     (*session)->Run(RunInput{v1::PHASE_COLD, 1, 1, 0}, &record);
     simulated_ = (*session)->info().simulated;
+    conditions_ = (*session)->info().conditions;
+    info_params_ = (*session)->info().params;
     EXPECT_TRUE((*session)->Close().ok());
     return record;
   }
@@ -114,6 +117,8 @@ class WorkflowBackendTest : public ::testing::Test {
   std::unique_ptr<AllowList> allow_;
   BackendContext context_;
   bool simulated_ = false;
+  std::map<std::string, std::string> conditions_;  // the last RunOnce session's
+  std::map<std::string, std::string> info_params_;  // the last RunOnce session's (the runner copies them into every record)
 };
 
 double Metric(const v1::RunRecord& r, const std::string& name) {
@@ -232,8 +237,10 @@ TEST_F(WorkflowBackendTest, FailuresSayWhyWithTheOutputTails) {
 
 // A fake docker CLI: `run --rm --name NAME IMAGE CMD...` execs CMD (the stand-in); `stats ...
 // NAME` answers "No such container" until that run started, then lines in the recorded
-// `{{json .}}` format (300MiB first, 1.5GiB after); `kill NAME` notes the name. Docker is not
-// needed: the backend only ever runs the CLI.
+// `{{json .}}` format (300MiB first, 1.5GiB after); `kill NAME` notes the name; `version` prints
+// an engine version and `image inspect ... IMAGE` an id and a repository digest (made-up hex, in
+// the format of `--format '{{.Id}}{{range .RepoDigests}} {{.}}{{end}}'`), each noting its
+// arguments. Docker is not needed: the backend only ever runs the CLI.
 void WriteFakeDocker(const std::string& dir) {
   ::mkdir((dir + "/bin").c_str(), 0755);
   const std::string state = dir + "/docker-state";
@@ -262,6 +269,11 @@ case "$1" in
     if [ "$n" -eq 1 ]; then usage='300MiB / 62.79GiB'; else usage='1.5GiB / 62.79GiB'; fi
     printf '{"BlockIO":"0B / 0B","CPUPerc":"99.10%%","Container":"%s","ID":"1285939c1fd3","MemPerc":"2.39%%","MemUsage":"%s","Name":"%s","NetIO":"0B / 0B","PIDs":"3"}\n' "$last" "$usage" "$last" ;;
   kill) echo "$2" > "$state/killed" ;;
+  version) echo "$*" > "$state/version"; echo '24.0.7' ;;
+  image)
+    for last; do :; done
+    echo "$*" > "$state/inspect"
+    echo "sha256:4c0fe3d2a1b6e0f9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5 registry.example/$last@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" ;;
   *) echo "fake docker: $*" >&2; exit 2 ;;
 esac
 )sh"));
@@ -297,16 +309,57 @@ TEST_F(WorkflowBackendTest, AContainerItNamesIsMeasuredByDockerStatsSampled) {
   EXPECT_EQ(r.params().count("memory_cgroup_unavailable"), 0u);
 }
 
+TEST_F(WorkflowBackendTest, AContainerRunPutsTheRuntimeVersionAndTheImageDigestInTheConditions) {
+  WriteFakeDocker(dir_.path());
+  absl::StatusOr<std::unique_ptr<Backend>> backend = NewWorkflowBackendWith(
+      YAML::Load(absl::StrCat("command: docker-standin\nprompts: ", prompts_, "\ncontainer_sample_period: 100ms\n")),
+      context_, {});
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({}, nullptr);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_EQ((*session)->info().conditions,
+            (std::map<std::string, std::string>{
+                {"runtime", "docker"},
+                {"runtime_version", "24.0.7"},
+                {"image", "workflow:6"},
+                {"image_digest",
+                 "registry.example/workflow:6@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
+                {"image_id", "sha256:4c0fe3d2a1b6e0f9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5"}}));
+  EXPECT_EQ(ReadFile(dir_.path() + "/docker-state/version"), "version --format {{.Server.Version}}\n");
+  EXPECT_EQ(ReadFile(dir_.path() + "/docker-state/inspect"),
+            "image inspect --format {{.Id}}{{range .RepoDigests}} {{.}}{{end}} workflow:6\n");
+  EXPECT_EQ((*session)->info().params.count("runtime_version_error"), 0u);
+  EXPECT_EQ((*session)->info().params.count("image_digest_error"), 0u);
+}
+
+TEST_F(WorkflowBackendTest, ACommandThatIsNoContainerRunHasNoContainerConditions) {
+  absl::StatusOr<std::unique_ptr<Backend>> backend =
+      NewWorkflowBackendWith(YAML::Load(Section("standin-64")), context_, {});
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({}, nullptr);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_TRUE((*session)->info().conditions.empty());
+}
+
 TEST_F(WorkflowBackendTest, AContainerThatNeverAnswersLeavesNoFigureButTheReason) {
-  // A docker whose stats always fail: the run is OK, without a memory figure, saying why.
+  // A docker whose daemon is not there: the run is OK, without a memory figure, saying why; the
+  // conditions have no runtime version and no digest, and every record says why.
   ::mkdir((dir_.path() + "/bin").c_str(), 0755);
   testing::WriteTool(dir_.path() + "/bin", "docker",
                      "case \"$1\" in\n"
                      "  run) shift 5; exec \"$@\" ;;\n"
-                     "  stats) echo 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock.' >&2; exit 1 ;;\n"
+                     "  *) echo 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock.' >&2; exit 1 ;;\n"
                      "esac\n");
   const v1::RunRecord r = RunOnce(absl::StrCat("command: docker-standin\nprompts: ", prompts_,
                                                "\ncontainer_sample_period: 100ms\nmemory: container\n"));
+  EXPECT_EQ(conditions_, (std::map<std::string, std::string>{{"runtime", "docker"}, {"image", "workflow:6"}}));
+  EXPECT_EQ(info_params_.at("runtime_version_error"),
+            absl::StrCat(dir_.path(), "/bin/docker version --format {{.Server.Version}} exited with code 1: Cannot "
+                         "connect to the Docker daemon at unix:///var/run/docker.sock."));
+  EXPECT_EQ(info_params_.at("image_digest_error"),
+            absl::StrCat(dir_.path(), "/bin/docker image inspect --format {{.Id}}{{range .RepoDigests}} {{.}}{{end}} "
+                         "workflow:6 exited with code 1: Cannot connect to the Docker daemon at "
+                         "unix:///var/run/docker.sock."));
   ASSERT_EQ(r.status().code(), v1::RunStatus::CODE_OK) << r.status().message() << "\n" << r.status().log_tail();
   EXPECT_EQ(r.memory_size(), 0) << r.DebugString();
   const std::string name = r.params().at("container");
