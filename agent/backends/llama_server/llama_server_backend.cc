@@ -142,6 +142,13 @@ class LlamaServerSession : public BackendSession {
         return true;
       };
     }
+    // The server's peak memory from here on is this run's (Linux: /proc/PID/clear_refs); where the
+    // platform cannot reset it, the figure's source says it is the server's lifetime peak.
+    if (p_.process != nullptr) {
+      if (absl::Status reset = p_.process->ResetPeakMemory(); !reset.ok() && !absl::IsUnimplemented(reset)) {
+        params["memory_peak_reset_error"] = std::string(reset.message());
+      }
+    }
     const absl::Time start_time = clock.Now();
     started = clock.Monotonic();
     absl::StatusOr<HttpResponse> response = p_.http->Send(request, on_chunk);
