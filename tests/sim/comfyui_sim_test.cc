@@ -455,6 +455,64 @@ TEST(ComfyUiSimProcess, LruAndNoneCaches) {
   }
 }
 
+// ComfyUI's own --cache-none (written from ComfyUI's source, not captured: main.py's
+// prompt_worker picks CacheType.NONE, comfy_execution/caching.py's NullCache.get returns None,
+// and execution.py lists in execution_cached the nodes whose cached output is not None): every
+// prompt re-executes, and execution_cached, on the websocket and in /history, lists no node.
+TEST(ComfyUiSimProcess, CacheNoneFlagReportsNothingCached) {
+  ComfySim sim({"--cache-none", "--sim-node-ms", "1"});
+  WsClient ws;
+  ASSERT_EQ(ws.Connect(sim.port(), std::string("/ws?clientId=") + kClientId), 101);
+  ws.Next();
+  std::vector<SimRun> runs;
+  for (int i = 0; i < 3; i++) runs.push_back(PostAndCollect(sim, ws, PromptBody(CaptureGraph(42, "heldout"))));
+  for (size_t i = 0; i < runs.size(); i++) {
+    EXPECT_EQ(CachedNodes(runs[i].messages), std::vector<std::string>{}) << i;
+    std::vector<std::string> executing;
+    for (const Json& m : runs[i].messages) {
+      if (m["type"] == "executing" && m["data"]["node"].is_string()) executing.push_back(m["data"]["node"]);
+    }
+    EXPECT_EQ(executing, (std::vector<std::string>{"1", "2", "3", "5", "4"})) << i;
+    const Json history = sim.Get("/history/" + runs[i].prompt_id).JsonBody()[runs[i].prompt_id];
+    ASSERT_EQ(history["status"]["messages"][1][0], "execution_cached") << history.dump();
+    EXPECT_EQ(history["status"]["messages"][1][1]["nodes"], Json::array()) << i;
+  }
+  EXPECT_EQ(OutputFile(runs[2].messages), "heldout_00003_.png");
+  const Json argv = sim.Get("/system_stats").JsonBody()["system"]["argv"];
+  EXPECT_NE(std::find(argv.begin(), argv.end(), Json("--cache-none")), argv.end()) << argv.dump();
+}
+
+TEST(ComfyUiSimProcess, CacheLruFlagKeepsEarlierPrompts) {
+  ComfySim sim({"--cache-lru", "4", "--sim-node-ms", "1"});
+  WsClient ws;
+  ASSERT_EQ(ws.Connect(sim.port(), std::string("/ws?clientId=") + kClientId), 101);
+  ws.Next();
+  PostAndCollect(sim, ws, PromptBody(CaptureGraph(42, "heldout")));
+  PostAndCollect(sim, ws, PromptBody(CaptureGraph(43, "heldout")));
+  const SimRun back = PostAndCollect(sim, ws, PromptBody(CaptureGraph(42, "heldout")));
+  EXPECT_EQ(CachedNodes(back.messages), (std::vector<std::string>{"1", "2", "3", "5", "4"}));
+}
+
+// ComfyUI's validate_inputs converts a STRING input with str() (execution.py, written from its
+// source, not captured): an integer filename_prefix is accepted and saved as "7_00001_.png".
+TEST(ComfyUiSimProcess, StringInputsAreConvertedWithStr) {
+  ComfySim sim({"--sim-node-ms", "1"});
+  WsClient ws;
+  ASSERT_EQ(ws.Connect(sim.port(), std::string("/ws?clientId=") + kClientId), 101);
+  ws.Next();
+  Json graph = CaptureGraph(42, "x");
+  graph["4"]["inputs"]["filename_prefix"] = 7;
+  const SimRun first = PostAndCollect(sim, ws, PromptBody(graph));
+  EXPECT_EQ(OutputFile(first.messages), "7_00001_.png");
+  graph["4"]["inputs"]["filename_prefix"] = 8;
+  const SimRun second = PostAndCollect(sim, ws, PromptBody(graph));
+  // Only the prefix changed: ComfyUI re-runs SaveImage alone (as the capture's run4).
+  EXPECT_EQ(CachedNodes(second.messages), (std::vector<std::string>{"1", "2", "3", "5"}));
+  EXPECT_EQ(OutputFile(second.messages), "8_00001_.png");
+  const Json history = sim.Get("/history/" + first.prompt_id).JsonBody()[first.prompt_id];
+  EXPECT_EQ(history["prompt"][2]["4"]["inputs"]["filename_prefix"], "7");
+}
+
 Json Sd15Graph(int steps) {
   return Json::parse(R"({
  "3": {"class_type": "KSampler", "inputs": {"seed": 42, "steps": )" + std::to_string(steps) + R"(, "cfg": 7.0,

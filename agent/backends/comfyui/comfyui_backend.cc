@@ -209,11 +209,21 @@ class ComfyUiSession : public BackendSession {
       AddMetric(record, "images_per_second", double(hashes.size()) / absl::ToDoubleSeconds(wall), "images/s");
     }
 
-    std::string reason = comfyui::CachedNodesReason(input.phase, config.workflow, PerRunTargets(), execution->cached);
-    if (input.phase == v1::PHASE_COLD && !execution->cached_seen) {
+    // ComfyUI's report, where it exists, alone decides: a fast run of which it says nothing was
+    // cached measured (a small graph, --cache-none); timing decides only without a report.
+    std::string reason;
+    params["cache_report"] = execution->cached_seen ? "execution_cached" : "missing";
+    if (execution->cached_seen) {
+      comfyui::CacheReport report;
+      report.cached = execution->cached;
+      report.executed = execution->executed;
+      for (const comfyui::ImageRef& image : execution->images) report.image_nodes.push_back(image.node);
+      reason = comfyui::ReportedCacheHitReason(input.phase, config.workflow, PerRunTargets(), report);
+    } else if (input.phase == v1::PHASE_COLD) {
       reason = "cold run: ComfyUI reported no execution_cached message, so a cold state cannot be confirmed";
+    } else {
+      reason = s_->outputs.Check(graph_sha256, hashes, wall, config.cache_hit_threshold);
     }
-    if (reason.empty()) reason = s_->outputs.Check(graph_sha256, hashes, wall, config.cache_hit_threshold);
     if (!reason.empty()) {
       v1::Flag* flag = record->add_flags();
       flag->set_code(comfyui::kCacheHitFlag);
@@ -335,8 +345,10 @@ class ComfyUiSession : public BackendSession {
             if (history.ok() && history->has_value()) {
               if (execution.images.empty()) execution.images = (*history)->images;
               if (!execution.cached_seen && (*history)->cached_seen) {
+                // The executing messages seen are those after the join: history's list is whole.
                 execution.cached_seen = true;
                 execution.cached = (*history)->cached;
+                execution.executed = (*history)->executed;
               }
             }
           }
@@ -504,6 +516,17 @@ class ComfyUiBackend : public Backend {
       devices.push_back(absl::StrCat(d.name, " (", d.type, ", vram_total ", d.vram_total, " B)"));
     }
     info.params["devices"] = absl::StrJoin(devices, "; ");
+    // What the server says it runs on is part of the series' conditions (and their fingerprint):
+    // a torch upgrade or a switch from a GPU to --cpu is another series. Free memory is not.
+    auto condition = [&](const char* key, const std::string& value) {
+      if (!value.empty()) info.conditions[key] = value;
+    };
+    condition("comfyui_version", stats->comfyui_version);
+    condition("python_version", stats->python_version);
+    condition("pytorch_version", stats->pytorch_version);
+    std::vector<std::string> device_names;
+    for (const comfyui::Device& d : stats->devices) device_names.push_back(absl::StrCat(d.name, " (", d.type, ")"));
+    condition("devices", absl::StrJoin(device_names, "; "));
     info.params["workflow_sha256"] = Sha256Hex(s_->config.workflow.text());
     info.params["workflow_file"] = kWorkflowCopy;
     info.params["url"] = s_->config.url;

@@ -198,6 +198,15 @@ std::string ParseOptions(int argc, char** argv, Options* o) {
         if (c > pos) o->checkpoints.push_back(s.substr(pos, c - pos));
         pos = c + 1;
       }
+    } else if (a == "--cache-none" || a == "--cache-classic") {
+      // ComfyUI's own flags (comfy/cli_args.py); --cache-none: every node re-executes, and
+      // execution_cached lists no node (caching.py's NullCache.get returns None).
+      o->cache = a == "--cache-none" ? "none" : "classic";
+    } else if (a == "--cache-lru") {
+      std::string s;
+      if (!next(&s) || std::atoi(s.c_str()) <= 0) return "argument --cache-lru: invalid int value";
+      o->cache = "lru";
+      o->lru_size = std::atoi(s.c_str());
     } else if (a == "--sim-cache") {
       std::string s;
       if (!next(&s)) return "argument --sim-cache: expected one argument";
@@ -603,7 +612,7 @@ void ComfyUiSim::PostPrompt(const HttpRequest& req, HttpResponder& res) {
   QueueItem item;
   item.number = number;
   item.prompt_id = body.contains("prompt_id") && body["prompt_id"].is_string() ? body["prompt_id"].get<std::string>() : Uuid4();
-  item.prompt = body["prompt"];
+  item.prompt = v.prompt;
   item.extra_data = body.contains("extra_data") && body["extra_data"].is_object() ? body["extra_data"] : Json::object();
   if (body.contains("client_id") && body["client_id"].is_string()) {
     item.client_id = body["client_id"].get<std::string>();

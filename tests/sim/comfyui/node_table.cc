@@ -119,6 +119,7 @@ Json NodeTable::ObjectInfo(const std::string& name) const {
 
 Validation ValidatePrompt(const NodeTable& table, const Json& prompt) {
   Validation v;
+  v.prompt = prompt;
   auto fail = [&](Json error, Json node_errors) {
     v.ok = false;
     v.body = Json::object();
@@ -250,7 +251,9 @@ Validation ValidatePrompt(const NodeTable& table, const Json& prompt) {
           ok = false;
         }
       } else if (t == "STRING") {
-        if (!val.is_string()) bad_type(t);
+        // validate_inputs converts with str(val), which never fails: an int seed in a
+        // filename_prefix becomes "42" (execution.py: `if input_type == "STRING": val = str(val)`).
+        if (!val.is_string()) v.prompt[id]["inputs"][name] = PyRepr(val);
       } else {
         // A model/conditioning/image input needs a link.
         errors.push_back(Error("bad_linked_input", "Bad linked input, must be a length-2 list of [string, int]",

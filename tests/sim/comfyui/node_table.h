@@ -40,6 +40,7 @@ struct Validation {
   Json body;                        // {"error": {...}, "node_errors": {...}}
   std::vector<std::string> log;     // "Failed to validate prompt for output 9:" ...
   std::vector<std::string> outputs; // output node ids, in prompt order (when ok)
+  Json prompt;                      // the prompt as ComfyUI runs it: STRING inputs converted by str()
 };
 
 // Validates a prompt (the "prompt" object of POST /prompt) as ComfyUI's validate_prompt does.

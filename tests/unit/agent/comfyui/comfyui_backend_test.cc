@@ -85,6 +85,8 @@ class FakeComfyUi : public HttpClient {
   std::string system_stats = testing_fixture_stats();
   bool free_applies_late = false;  // ComfyUI applies /free when its queue moves on
   bool cache_enabled = true;
+  bool report_cache = true;     // false: no execution_cached anywhere (a server that reports none)
+  bool ws_skips_cached = false;  // the websocket joined late: execution_cached only in /history
   bool unreachable = false;
   bool missing_images = false;
   bool history_ready = true;
@@ -149,9 +151,11 @@ class FakeComfyUi : public HttpClient {
     };
     q.push_back(R"({"type": "status", "data": {"status": {"exec_info": {"queue_remaining": 1}}}})");
     push("execution_start", {{"timestamp", start_ms}});
-    push("execution_cached", {{"nodes", cached}, {"timestamp", start_ms}});
-    Json status_messages = Json::array({Json::array({"execution_start", {{"prompt_id", id}, {"timestamp", start_ms}}}),
-                                        Json::array({"execution_cached", {{"prompt_id", id}, {"nodes", cached}}})});
+    if (report_cache && !ws_skips_cached) push("execution_cached", {{"nodes", cached}, {"timestamp", start_ms}});
+    Json status_messages = Json::array({Json::array({"execution_start", {{"prompt_id", id}, {"timestamp", start_ms}}})});
+    if (report_cache) {
+      status_messages.push_back(Json::array({"execution_cached", {{"prompt_id", id}, {"nodes", cached}}}));
+    }
     for (const std::string& node : executed) {
       push("executing", {{"node", node}});
       push("progress", {{"node", node}, {"value", 1}, {"max", 1}});
@@ -223,9 +227,13 @@ class ComfyUiBackendTest : public ::testing::Test {
   }
 
   std::unique_ptr<Backend> Make(const std::string& extra, bool websocket = true, const std::string& more_set = "") {
+    return MakeSection(absl::StrCat("set: {seed: {node: \"2\", input: seed}", more_set, "}\n", extra), websocket);
+  }
+
+  // A section of the url, the workflow and `rest` (no `set` unless rest has one).
+  std::unique_ptr<Backend> MakeSection(const std::string& rest, bool websocket = true) {
     const YAML::Node section =
-        YAML::Load(absl::StrCat("url: http://127.0.0.1:8188/\nworkflow: ", workflow_path_,
-                                "\nset: {seed: {node: \"2\", input: seed}", more_set, "}\n", extra));
+        YAML::Load(absl::StrCat("url: http://127.0.0.1:8188/\nworkflow: ", workflow_path_, "\n", rest));
     BackendContext context;
     context.env = &env_;
     context.allow = allow_.get();
@@ -356,9 +364,10 @@ TEST_F(ComfyUiBackendTest, WarmRunOfTheSameSeedIsACacheHit) {
   ASSERT_EQ(warm.status().code(), v1::RunStatus::CODE_OK);
   EXPECT_EQ(warm.params().at("cached_nodes"), "1,2,3,4,5");
   EXPECT_EQ(warm.params().at("executed_nodes"), "");
+  EXPECT_EQ(warm.params().at("cache_report"), "execution_cached");
   EXPECT_EQ(Flags(warm),
-            "CACHE_HIT: execution_cached lists node(s) 2, 3, 4, 5 that depend on values the spec sets per run "
-            "(seed): the work being measured was skipped\n");
+            "CACHE_HIT: ComfyUI executed no node: execution_cached lists every node of the run, 1 (EmptyImage), 2 "
+            "(ImageAddNoise), 3 (ImageScale), 4 (SaveImage), 5 (ImageScale): nothing was measured\n");
 }
 
 // The size is set by the spec but stays the same from run to run: EmptyImage, which depends on it
@@ -400,21 +409,132 @@ TEST_F(ComfyUiBackendTest, ColdRunServedFromCacheAfterALateFree) {
   v1::RunRecord cold = Run(*session, v1::PHASE_COLD, 1);
   ASSERT_EQ(cold.status().code(), v1::RunStatus::CODE_OK);
   EXPECT_EQ(Flags(cold),
-            "CACHE_HIT: cold run: execution_cached lists 5 node(s) (1, 2, 3, 4, 5) after POST /free: a cold state "
-            "could not be established\n");
+            "CACHE_HIT: cold run: execution_cached lists 5 node(s) after POST /free, 1 (EmptyImage), 2 (ImageAddNoise), "
+            "3 (ImageScale), 4 (SaveImage), 5 (ImageScale): a cold state could not be established\n");
 }
 
-TEST_F(ComfyUiBackendTest, SameImageOfSameInputsTooFastIsFlagged) {
-  server_.cache_enabled = false;
+// The bug on a server started with --cache-none: a small graph's runs (20 ms, the same image
+// each time) were all flagged "served from a cache" although ComfyUI reported nothing cached.
+// Its report decides: none of them is a cache hit.
+TEST_F(ComfyUiBackendTest, FastRunsWithNothingCachedAreNeverCacheHits) {
+  server_.cache_enabled = false;  // execution_cached {"nodes": []} for every prompt, as --cache-none sends
   server_.run_time = absl::Milliseconds(20);
   std::unique_ptr<Backend> backend = Make("seeds: [42]\ncache_hit_threshold: 50ms\n");
   std::unique_ptr<BackendSession> session = Open(*backend);
-  EXPECT_EQ(Flags(Run(*session, v1::PHASE_COLD, 1)), "");
+  v1::RunRecord cold = Run(*session, v1::PHASE_COLD, 1);
+  EXPECT_EQ(Flags(cold), "");
+  for (uint32_t k = 1; k <= 3; ++k) {
+    v1::RunRecord warm = Run(*session, v1::PHASE_WARM, k);
+    ASSERT_EQ(warm.status().code(), v1::RunStatus::CODE_OK);
+    EXPECT_EQ(warm.outputs(0).sha256(), cold.outputs(0).sha256());
+    EXPECT_EQ(warm.params().at("cached_nodes"), "");
+    EXPECT_EQ(warm.params().at("cache_report"), "execution_cached");
+    EXPECT_EQ(Flags(warm), "") << k;
+  }
+}
+
+// Without any execution_cached report, timing is all there is: the flag says it was inferred.
+TEST_F(ComfyUiBackendTest, WithoutAReportTheTimingRuleSaysItInferred) {
+  server_.cache_enabled = false;
+  server_.report_cache = false;
+  server_.run_time = absl::Milliseconds(20);
+  std::unique_ptr<Backend> backend = Make("seeds: [42]\ncache_hit_threshold: 50ms\n");
+  std::unique_ptr<BackendSession> validation = Open(*backend);
+  EXPECT_EQ(Flags(Run(*validation, v1::PHASE_VALIDATION, 1, 0)), "");
+  std::unique_ptr<BackendSession> session = Open(*backend);
+  v1::RunRecord cold = Run(*session, v1::PHASE_COLD, 1);
+  EXPECT_EQ(cold.params().at("cache_report"), "missing");
+  EXPECT_EQ(Flags(cold),
+            "CACHE_HIT: cold run: ComfyUI reported no execution_cached message, so a cold state cannot be confirmed\n");
   EXPECT_EQ(Flags(Run(*session, v1::PHASE_WARM, 1)),
-            "CACHE_HIT: the images equal an earlier run's of the same inputs and the run took 20ms (under "
-            "cache_hit_threshold 50ms): served from a cache\n");
+            "CACHE_HIT: served from a cache, inferred from timing: ComfyUI reported no execution_cached message, and "
+            "the images equal an earlier run's of the same inputs while the run took 20ms (under cache_hit_threshold "
+            "50ms)\n");
   server_.run_time = absl::Milliseconds(80);
   EXPECT_EQ(Flags(Run(*session, v1::PHASE_WARM, 2)), "");
+}
+
+// The bug of a spec without a `set` section: the report was never used, and a warm run with every
+// node cached was published OK. Every warm run repeats the cold run's graph here.
+TEST_F(ComfyUiBackendTest, WithoutASetSectionTheReportStillDecides) {
+  std::unique_ptr<Backend> backend = MakeSection("");
+  ASSERT_NE(backend, nullptr);
+  std::unique_ptr<BackendSession> session = Open(*backend);
+  v1::RunRecord cold = Run(*session, v1::PHASE_COLD, 1);
+  ASSERT_EQ(cold.status().code(), v1::RunStatus::CODE_OK) << cold.status().message();
+  EXPECT_EQ(Flags(cold), "");
+  EXPECT_EQ(cold.params().count("set.seed"), 0u);
+  for (uint32_t k = 1; k <= 2; ++k) {
+    v1::RunRecord warm = Run(*session, v1::PHASE_WARM, k);
+    ASSERT_EQ(warm.status().code(), v1::RunStatus::CODE_OK);
+    EXPECT_EQ(Flags(warm),
+              "CACHE_HIT: ComfyUI executed no node: execution_cached lists every node of the run, 1 (EmptyImage), 2 "
+              "(ImageAddNoise), 3 (ImageScale), 4 (SaveImage), 5 (ImageScale): nothing was measured\n")
+        << k;
+  }
+}
+
+// A per-run value that reaches SaveImage's filename_prefix only: ComfyUI re-runs node 4 alone and
+// takes the noise and the scaling from its cache.
+TEST_F(ComfyUiBackendTest, PrefixOnlyChangeIsACacheHitNamingTheNodes) {
+  std::unique_ptr<Backend> backend = MakeSection("set: {seed: {node: \"4\", input: filename_prefix}}\nseeds: [7, 8]\n");
+  ASSERT_NE(backend, nullptr);
+  std::unique_ptr<BackendSession> session = Open(*backend);
+  EXPECT_EQ(Flags(Run(*session, v1::PHASE_COLD, 1)), "");
+  v1::RunRecord warm = Run(*session, v1::PHASE_WARM, 1);
+  ASSERT_EQ(warm.status().code(), v1::RunStatus::CODE_OK);
+  EXPECT_EQ(warm.params().at("set.seed"), "8");
+  EXPECT_EQ(warm.params().at("cached_nodes"), "1,2,3,5");
+  EXPECT_EQ(warm.params().at("executed_nodes"), "4");
+  EXPECT_EQ(Flags(warm),
+            "CACHE_HIT: only output node(s) 4 (SaveImage) executed; execution_cached lists the work upstream of them, 1 "
+            "(EmptyImage), 2 (ImageAddNoise), 3 (ImageScale), 5 (ImageScale): the work being measured was skipped\n");
+}
+
+// A websocket that missed execution_cached (it joined late): /history's report decides, with
+// history's list of the executed nodes.
+TEST_F(ComfyUiBackendTest, AReportMissedOnTheWebsocketComesFromHistory) {
+  server_.ws_skips_cached = true;
+  server_.run_time = absl::Milliseconds(1);
+  std::unique_ptr<Backend> backend = Make("seeds: [42, 43]\n");
+  std::unique_ptr<BackendSession> session = Open(*backend);
+  v1::RunRecord cold = Run(*session, v1::PHASE_COLD, 1);
+  EXPECT_EQ(cold.params().at("cache_report"), "execution_cached");
+  EXPECT_EQ(Flags(cold), "");
+  v1::RunRecord warm = Run(*session, v1::PHASE_WARM, 1);  // seed 43: only node 1 cached
+  EXPECT_EQ(warm.params().at("cached_nodes"), "1");
+  EXPECT_EQ(warm.params().at("executed_nodes"), "2,3,4,5");
+  EXPECT_EQ(Flags(warm), "");
+  EXPECT_THAT(server_.requests, ::testing::Contains("GET /history/p2"));
+}
+
+// What /system_stats says the server runs on is in the series' conditions (and fingerprint).
+TEST_F(ComfyUiBackendTest, SystemStatsGoToTheConditions) {
+  std::unique_ptr<Backend> backend = Make("seeds: [42]\n");
+  std::unique_ptr<BackendSession> cpu = Open(*backend);
+  EXPECT_THAT(cpu->info().conditions,
+              ::testing::ElementsAre(::testing::Pair("comfyui_version", "0.3.64"), ::testing::Pair("devices", "cpu (cpu)"),
+                                     ::testing::Pair("python_version", "3.11.2 (main, Apr 28 2025, 14:11:48) [GCC 12.2.0]"),
+                                     ::testing::Pair("pytorch_version", "1.13.0a0")));
+  // The params keep them too.
+  EXPECT_EQ(cpu->info().params.at("pytorch_version"), "1.13.0a0");
+  EXPECT_EQ(cpu->info().params.at("devices"), "cpu (cpu, vram_total 25276059648 B)");
+  // A GPU server: written from ComfyUI's source (server.py system_stats: the device name is
+  // comfy.model_management.get_torch_device_name, "cuda:0 NAME : cudaMallocAsync"), not captured.
+  server_.system_stats = R"({"system": {"os": "posix", "comfyui_version": "0.3.64", "python_version": "3.12.3",
+      "pytorch_version": "2.5.1+cu124"}, "devices": [{"name": "cuda:0 NVIDIA H200 : cudaMallocAsync", "type": "cuda",
+      "index": 0, "vram_total": 150754820096, "vram_free": 150000000000, "torch_vram_total": 0, "torch_vram_free": 0},
+      {"name": "cuda:1 NVIDIA H200 : cudaMallocAsync", "type": "cuda", "index": 1, "vram_total": 150754820096,
+      "vram_free": 1, "torch_vram_total": 0, "torch_vram_free": 0}]})";
+  std::unique_ptr<BackendSession> gpu = Open(*backend);
+  EXPECT_EQ(gpu->info().conditions.at("devices"),
+            "cuda:0 NVIDIA H200 : cudaMallocAsync (cuda); cuda:1 NVIDIA H200 : cudaMallocAsync (cuda)");
+  EXPECT_EQ(gpu->info().conditions.at("pytorch_version"), "2.5.1+cu124");
+  EXPECT_EQ(gpu->info().conditions.at("python_version"), "3.12.3");
+  // A server that leaves a field out: the key is absent, not empty.
+  server_.system_stats = R"({"system": {"comfyui_version": "0.3.10"}, "devices": []})";
+  std::unique_ptr<BackendSession> bare = Open(*backend);
+  EXPECT_THAT(bare->info().conditions, ::testing::ElementsAre(::testing::Pair("comfyui_version", "0.3.10")));
 }
 
 TEST_F(ComfyUiBackendTest, FallsBackToHistoryPollingWithoutWebsocket) {
