@@ -156,22 +156,9 @@ class PosixProcess : public Process {
       return absl::FailedPreconditionError(
           absl::StrCat("process ", pid_, " has exited (", status_->ToString(), "); its peak memory cannot be reset"));
     }
-#if defined(__linux__)
-    // "5" resets the peak RSS (VmHWM) to the current RSS (Linux 4.0 and later); it leaves the
-    // page tables' soft-dirty and referenced bits alone, so the child's pages are not touched.
-    const std::string path = absl::StrCat("/proc/", pid_, "/clear_refs");
-    absl::StatusOr<std::unique_ptr<WritableFile>> file = env_->NewAppendableFile(path);
-    if (!file.ok()) return file.status();
-    absl::Status written = (*file)->Append("5");
-    absl::Status closed = (*file)->Close();
-    if (!written.ok()) return written;
-    if (!closed.ok()) return closed;
-    peak_reset_ = true;
-    return absl::OkStatus();
-#else
-    return absl::UnimplementedError(absl::StrCat(
-        "process ", pid_, ": this platform keeps only the lifetime peak (no clear_refs); its reads stay lifetime peaks"));
-#endif
+    absl::Status reset = ResetPeakRss(env_, pid_);
+    if (reset.ok()) peak_reset_ = true;
+    return reset;
   }
 
   absl::StatusOr<ExitStatus> Wait(absl::Duration timeout) override {
@@ -382,6 +369,22 @@ std::string ExitStatus::ToString() const {
 
 std::unique_ptr<ProcessLauncher> NewPosixProcessLauncher(Clock* clock, Env* env) {
   return std::make_unique<PosixProcessLauncher>(clock, env);
+}
+
+absl::Status ResetPeakRss(Env* env, int64_t pid) {
+#if defined(__linux__)
+  // "5" resets the peak RSS (VmHWM) to the current RSS; it leaves the page tables' soft-dirty and
+  // referenced bits alone, so the process's pages are not touched.
+  const std::string path = absl::StrCat("/proc/", pid, "/clear_refs");
+  absl::StatusOr<std::unique_ptr<WritableFile>> file = env->NewAppendableFile(path);
+  if (!file.ok()) return file.status();
+  absl::Status written = (*file)->Append("5");
+  absl::Status closed = (*file)->Close();
+  return written.ok() ? closed : written;
+#else
+  return absl::UnimplementedError(absl::StrCat(
+      "process ", pid, ": this platform keeps only the lifetime peak (no clear_refs); its reads stay lifetime peaks"));
+#endif
 }
 
 absl::StatusOr<uint64_t> ParseVmHwmBytes(std::string_view proc_status) {

@@ -131,6 +131,12 @@ std::unique_ptr<ProcessLauncher> NewPosixProcessLauncher(Clock* clock, Env* env)
 // when the line is missing (a kernel thread, a zombie), INVALID_ARGUMENT when it is malformed.
 absl::StatusOr<uint64_t> ParseVmHwmBytes(std::string_view proc_status);
 
+// Resets the peak resident set size (VmHWM) of process pid to its current RSS, so that a later
+// VmHWM read is the peak since now: writes "5" to /proc/PID/clear_refs through env (Linux 4.0 and
+// later; the process must be this user's). UNIMPLEMENTED on other platforms (they keep only the
+// lifetime peak).
+absl::Status ResetPeakRss(Env* env, int64_t pid);
+
 // Returns the last max_lines lines of the file at path (a final newline does not start a line),
 // joined with '\n' and without a final newline. Reads only the file's last MiB, so a huge server
 // log costs little (a line longer than that is cut at its start). NOT_FOUND when the file does

@@ -119,6 +119,9 @@ void ReadLlamaServerLog(const std::string& path, std::string_view content, ReadR
       pending->set_task(task);
       pending->set_phase(cold_next ? v1::PHASE_COLD : v1::PHASE_WARM);
       pending->set_simulated(simulated);
+      if (simulated) {
+        (*pending->mutable_params())["simulated_by"] = absl::StrCat("build line ", report.build_line, ": ", report.build);
+      }
       if (!report.build.empty()) (*pending->mutable_params())["build"] = report.build;
       if (!devices.empty()) (*pending->mutable_params())["devices"] = devices;
       if (!offloaded_layers.empty()) (*pending->mutable_params())["offloaded_layers"] = offloaded_layers;

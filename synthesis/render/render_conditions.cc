@@ -116,7 +116,8 @@ void RenderSeries(const SeriesConditions& s, Lang lang, const Messages& m, std::
       if (!ran_on.offloaded_layers.empty()) {
         facts.push_back(std::string(m.cond_offloaded) + " " + Code(ran_on.offloaded_layers));
       }
-      parts.push_back(Code(mode.empty() ? "-" : mode) + std::string(Colon(lang)) + Join(facts, ", "));
+      // An imported log has no mode: its facts alone.
+      parts.push_back(mode.empty() ? Join(facts, ", ") : Code(mode) + std::string(Colon(lang)) + Join(facts, ", "));
     }
     Line(m.cond_ran_on, Join(parts, std::string(Semicolon(lang))), lang, out);
   }

@@ -15,6 +15,7 @@
 #include "agent/backends/comfyui/comfyui_config.h"
 #include "agent/backends/comfyui/comfyui_protocol.h"
 #include "agent/http/http_client.h"
+#include "agent/process/child_process.h"
 #include "common/string_views.h"
 #include "common/hashing.h"
 #include "common/proto_time.h"
@@ -123,6 +124,15 @@ class ComfyUiSession : public BackendSession {
 
     std::vector<v1::MemoryFigure> memory;
     SampleDevices("before run", &memory);
+    // The server's peak memory from here on is this run's, where the platform lets us reset it.
+    bool peak_reset = false;
+    if (config.pid.has_value()) {
+      if (absl::Status reset = ResetPeakRss(s_->context.env, *config.pid); reset.ok()) {
+        peak_reset = true;
+      } else {
+        params["memory_peak_reset_error"] = std::string(reset.message());
+      }
+    }
 
     const std::string client_id = s_->deps.new_client_id ? s_->deps.new_client_id() : RandomClientId();
     std::unique_ptr<WebSocketConnection> ws;
@@ -238,7 +248,10 @@ class ComfyUiSession : public BackendSession {
         figure.set_kind(v1::MEMORY_KIND_PROCESS_PEAK_RSS);
         figure.set_scope(kBackendName);
         figure.set_bytes(*peak);
-        figure.set_source(absl::StrCat("/proc/", *config.pid, "/status VmHWM"));
+        figure.set_source(peak_reset ? absl::StrCat("/proc/", *config.pid, "/status VmHWM since a /proc/", *config.pid,
+                                                    "/clear_refs reset before the run")
+                                     : absl::StrCat("/proc/", *config.pid,
+                                                    "/status VmHWM (lifetime peak since the process started)"));
         memory.push_back(std::move(figure));
       }
     }

@@ -1,5 +1,7 @@
 #include "synthesis/readers/measurement_files.h"
 
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -276,6 +278,62 @@ TEST(LlamaServerLogTest, BufferSizesWithFileLines) {
   EXPECT_EQ(rec.memory(2).source(), path + ":133");
   EXPECT_EQ(rec.memory(3).scope(), "CPU compute");
   EXPECT_EQ(rec.memory(3).source(), path + ":148");
+}
+
+TEST(LlamaServerLogTest, WhatTheServerRanOnIsInTheParams) {
+  const ReadResult r = ReadOk({Fixture("llama-server/startup_verbose_lv4.log")});
+  ASSERT_EQ(r.records.size(), 1u);
+  const v1::RunRecord& rec = r.records[0];
+  EXPECT_EQ(rec.params().at("devices"), "none (warning: no usable GPU found, --gpu-layers option will be ignored)");
+  EXPECT_EQ(rec.params().at("offloaded_layers"), "0/0");
+  EXPECT_EQ(rec.params().at("build"), "10587 (3f545becc) with GNU 12.2.0 for Linux x86_64");
+  EXPECT_FALSE(rec.simulated());
+  EXPECT_FALSE(rec.params().contains("simulated_by"));
+}
+
+// One request's print_timing lines, as in the capture startup.log.
+constexpr char kOneRequest[] =
+    "0.00.122.398 I slot print_timing: id  3 | task 2 | prompt eval time =       4.37 ms /    11 tokens (    0.40 ms "
+    "per token,  2519.47 tokens per second)\n"
+    "0.00.122.402 I slot print_timing: id  3 | task 2 |        eval time =       5.78 ms /    24 tokens (    0.25 ms "
+    "per token,  3979.93 tokens per second)\n"
+    "0.00.122.403 I slot print_timing: id  3 | task 2 |       total time =      10.14 ms /    35 tokens\n";
+
+// The guide's reader labels buffers by the same rule as the agent (common/llama_cpp_log.h): a
+// CPU-only Xeon's AMX buffer is host memory (fixture written from llama.cpp's source).
+TEST(LlamaServerLogTest, BuffersAreLabelledByTheDevicesTheLogReports) {
+  const std::string path = testing::MakeTempDir("synth") + "/xeon.log";
+  std::ifstream fixture(Fixture("llama-server/cpu_amx_xeon_lv4.log"));
+  const std::string xeon_log((std::istreambuf_iterator<char>(fixture)), std::istreambuf_iterator<char>());
+  WriteFile(path, xeon_log + kOneRequest);
+  const ReadResult r = ReadOk({path});
+  ASSERT_EQ(r.records.size(), 1u);
+  const v1::RunRecord& rec = r.records[0];
+  ASSERT_EQ(rec.memory_size(), 4);
+  EXPECT_EQ(rec.memory(1).scope(), "AMX model");
+  for (const v1::MemoryFigure& f : rec.memory()) EXPECT_EQ(f.kind(), v1::MEMORY_KIND_HOST_BUFFER) << f.scope();
+
+  // The same buffer lines with no device report at all: unknown, never device memory.
+  const std::string silent = testing::MakeTempDir("synth") + "/silent.log";
+  WriteFile(silent, std::string("load_tensors:        CUDA0 model buffer size =  1918.35 MiB\n") + kOneRequest);
+  const ReadResult u = ReadOk({silent});
+  ASSERT_EQ(u.records.size(), 1u);
+  ASSERT_EQ(u.records[0].memory_size(), 1);
+  EXPECT_EQ(u.records[0].memory(0).kind(), v1::MEMORY_KIND_BUFFER_UNKNOWN);
+}
+
+// A simulator's log (tests/sim/llama_server's build line): every record simulated, saying why.
+TEST(LlamaServerLogTest, ASimulatorsLogGivesSimulatedRecords) {
+  const std::string path = testing::MakeTempDir("synth") + "/sim.log";
+  WriteFile(path,
+            "0.00.000.010 I cmn  common_param: common_params_print_info: build 10587 (benchfleet-sim (SIMULATED)) "
+            "with GNU 12.2.0 for Linux x86_64\n" +
+                std::string(kOneRequest));
+  const ReadResult r = ReadOk({path});
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_TRUE(r.records[0].simulated());
+  EXPECT_EQ(r.records[0].params().at("simulated_by"),
+            "build line 1: 10587 (benchfleet-sim (SIMULATED)) with GNU 12.2.0 for Linux x86_64");
 }
 
 TEST(GenericCsvTest, ReadsRowsAndSkipsABadLineWithItsPathAndLine) {

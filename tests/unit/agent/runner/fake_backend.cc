@@ -18,6 +18,7 @@ class FakeSession : public BackendSession {
     info_.backend_version = backend->version_;
     info_.simulated = backend->simulated_;
     info_.params = {{"n_ctx", "4096"}, {"seed", "session-seed-is-overridden"}};
+    if (auto it = backend->conditions_.find(mode_); it != backend->conditions_.end()) info_.conditions = it->second;
   }
   ~FakeSession() override { Close().IgnoreError(); }
 

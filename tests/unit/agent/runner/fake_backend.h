@@ -79,6 +79,10 @@ class FakeBackend : public Backend {
   void set_metric(std::string metric) { metric_ = std::move(metric); }
   void set_simulated(bool simulated) { simulated_ = simulated; }
   void set_version(std::string version) { version_ = std::move(version); }
+  // SessionInfo.conditions of the sessions of a mode (what the server reports about itself).
+  void set_conditions(const std::string& mode, std::map<std::string, std::string> conditions) {
+    conditions_[mode] = std::move(conditions);
+  }
   // Runs of mode, in order; once used up, runs give FakeRun{}.
   void Script(const std::string& mode, std::vector<FakeRun> runs);
   void FailOpen(const std::string& mode, FakeOpenFailure failure) { open_failures_[mode] = std::move(failure); }
@@ -97,6 +101,7 @@ class FakeBackend : public Backend {
   std::string version_ = "fake-1.0";
   std::map<std::string, std::deque<FakeRun>> scripts_;
   std::map<std::string, FakeOpenFailure> open_failures_;
+  std::map<std::string, std::map<std::string, std::string>> conditions_;
   std::vector<std::string> events_;
 };
 

@@ -37,6 +37,7 @@ using testing::FakeOpenFailure;
 using testing::Dying;
 using testing::Fail;
 using testing::FakeRun;
+using testing::CacheHit;
 using testing::Ok;
 using testing::StatusUnset;
 using testing::ScopedTempDir;
@@ -550,6 +551,29 @@ TEST_F(SeriesRunnerTest, ProgressHasOneLinePerRun) {
                                      "gpu cold 1/1: predicted_per_second 48.1 tokens/s",
                                      "gpu warm 1/2: predicted_per_second 52.9 tokens/s",
                                      "gpu warm 2/2: predicted_per_second 30.0 tokens/s (THROUGHPUT_DROP -43.3%)"));
+}
+
+TEST_F(SeriesRunnerTest, AnExcludingFlagIsOnTheProgressLineOfItsCall) {
+  backend_.Script("gpu", {Ok(48.1), CacheHit(70.0, "ComfyUI executed no node")});
+  RunSeries(absl::StrCat(kHead, "runs:\n  warm: 1\nmatrix:\n  mode: [gpu]\n"));
+  EXPECT_THAT(progress_, ::testing::Contains("gpu cold 1/1: predicted_per_second 48.1 tokens/s"));
+  EXPECT_THAT(progress_, ::testing::Contains("gpu warm 1/1: predicted_per_second 70.0 tokens/s CACHE_HIT"));
+}
+
+TEST_F(SeriesRunnerTest, WhatTheServerReportsAboutItselfIsInTheConditionsAndTheirFingerprint) {
+  backend_.set_conditions("gpu", {{"devices", "CUDA0 (NVIDIA A100-SXM4-80GB)"}});
+  backend_.set_conditions("cpu", {{"devices", "none (no usable GPU found)"}});
+  RunnerOptions options = Options();
+  v1::MachineConditions without = options.conditions;
+  (*without.mutable_backend_versions())["fake"] = "fake-1.0";
+  const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 1\n"), options);
+  EXPECT_THAT(result.conditions.backend_attributes(),
+              UnorderedElementsAre(Pair("fake.devices", "CUDA0 (NVIDIA A100-SXM4-80GB)")));
+  EXPECT_EQ(result.conditions.fingerprint(), ConditionsFingerprint(result.conditions));
+  EXPECT_NE(result.conditions.fingerprint(), ConditionsFingerprint(without));
+  // The cpu session reported other devices: said in the notes, not silently mixed.
+  EXPECT_THAT(result.notes, ElementsAre("cpu: fake reports devices none (no usable GPU found), not what the series' "
+                                        "conditions hold (CUDA0 (NVIDIA A100-SXM4-80GB))"));
 }
 
 TEST_F(SeriesRunnerTest, CreateRefusesWhatCannotRun) {
