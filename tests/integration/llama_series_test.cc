@@ -168,7 +168,7 @@ TEST_F(LlamaSeriesTest, AGpuModeAgainstAServerWithoutAGpuFailsWithTheServersWord
             "line 1). Its runs would measure the CPU under the name gpu; list the mode in "
             "llama-server.allow_no_offload to run it anyway (flagged NO_OFFLOAD)");
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE mode = 'gpu' AND metrics ? 'predicted_per_second'"), "0");
-  EXPECT_EQ(db.QueryValue("SELECT DISTINCT params ->> 'offloaded_layers' FROM runs WHERE mode = 'cpu'"), "0/0");
+  EXPECT_EQ(db.QueryValue("SELECT DISTINCT record -> 'params' ->> 'offloaded_layers' FROM runs WHERE mode = 'cpu'"), "0/0");
   // No buffer of the CPU-only server is device memory.
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE record->'memory' @> "
                           "'[{\"kind\":\"MEMORY_KIND_DEVICE_BUFFER\"}]'"),

@@ -433,12 +433,8 @@ class LlamaServerBackend : public Backend {
                        parts.offload_flag->reason()));
     }
     std::string ran_on;
-    if (auto it = parts.info.params.find("devices"); it != parts.info.params.end()) {
-      absl::StrAppend(&ran_on, "; GPUs: ", it->second);
-    }
-    if (auto it = parts.info.params.find("offloaded_layers"); it != parts.info.params.end()) {
-      absl::StrAppend(&ran_on, "; offloaded ", it->second, " layers");
-    }
+    if (!offload.devices.empty()) absl::StrAppend(&ran_on, "; GPUs: ", offload.devices);
+    if (!offload.offloaded_layers.empty()) absl::StrAppend(&ran_on, "; offloaded ", offload.offloaded_layers, " layers");
     Log(absl::StrCat("llama-server ", parts.mode, " is ready on ", parts.base_url, " (", parts.info.backend_version,
                      ran_on, ")"));
     return std::unique_ptr<BackendSession>(new LlamaServerSession(std::move(parts)));
