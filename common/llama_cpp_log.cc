@@ -292,8 +292,6 @@ LogReport ParseLogReport(std::string_view log) {
   return report;
 }
 
-bool IsSimulatedBuild(std::string_view build) { return absl::StrContains(ToAbsl(build), "SIMULATED"); }
-
 v1::MemoryKind ClassifyBuffer(std::string_view name_in, const LogReport& report, bool device_row) {
   const string_view name = ToAbsl(name_in);
   if (IsHostName(name)) return v1::MEMORY_KIND_HOST_BUFFER;

@@ -71,9 +71,6 @@ struct LogReport {
 // prefix of -lv logs is optional.
 LogReport ParseLogReport(std::string_view log);
 
-// Returns true when the build text says it is a simulator ("... (SIMULATED) ...").
-bool IsSimulatedBuild(std::string_view build);
-
 // Tells what a buffer (or a row of the `memory breakdown [MiB]` table) named `name` is:
 //   MEMORY_KIND_DEVICE_BUFFER  it belongs to a GPU the report names: the device itself ("CUDA0",
 //                              "MTL0") or its backend's buffers ("Metal", "Metal_Mapped" of MTL0),

@@ -12,6 +12,7 @@
 #include "common/hashing.h"
 #include "common/proto_time.h"
 #include "common/run_flags.h"
+#include "common/simulated.h"
 #include "common/record_validation.h"
 #include "common/version.h"
 
@@ -187,7 +188,7 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
     session = std::move(*opened);
     const SessionInfo& info = session->info();
     // Said once: a simulator's version string often says SIMULATED already.
-    const bool says_simulated = info.backend_version.find("SIMULATED") != std::string::npos;
+    const bool says_simulated = SaysSimulated(info.backend_version);
     Progress(absl::StrCat(where, ": ", backend_->name(), " ", info.backend_version,
                           info.backend_version.empty() ? "" : " ", "ready",
                           info.simulated && !says_simulated ? " (SIMULATED)" : ""));

@@ -8,6 +8,7 @@
 #include "common/proto_time.h"
 #include "synthesis/readers/file_formats.h"
 #include "synthesis/readers/file_record.h"
+#include "common/simulated.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -26,7 +27,7 @@ std::string FillRecord(const std::vector<std::string>& cells, v1::RunRecord* rec
   if (!cell(kMachine).empty()) (*record->mutable_params())["machine"] = cell(kMachine);
   // The row's identity strings: a simulator's say SIMULATED, and the record is then simulated.
   for (Column c : {kBackend, kMachine}) {
-    if (cell(c).find("SIMULATED") == std::string::npos) continue;
+    if (!SaysSimulated(cell(c))) continue;
     record->set_simulated(true);
     (*record->mutable_params())["simulated_by"] = absl::StrCat(c == kBackend ? "backend" : "machine", ": ", cell(c));
     break;

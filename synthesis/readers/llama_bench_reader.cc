@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "synthesis/readers/file_formats.h"
 #include "synthesis/readers/file_record.h"
+#include "common/simulated.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -67,7 +68,7 @@ v1::RunRecord TestRecord(const std::string& path, uint32_t line, int part, const
   // A simulator announces itself in the build it reports (llama-server-sim's build is
   // "benchfleet-sim (SIMULATED)"): then every record of the test is simulated.
   for (const char* key : {"build_commit", "build_number"}) {
-    if (Field(f, key).find("SIMULATED") == std::string::npos) continue;
+    if (!SaysSimulated(Field(f, key))) continue;
     record.set_simulated(true);
     (*record.mutable_params())["simulated_by"] = absl::StrCat(key, ": ", Field(f, key));
     break;

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/llama_cpp_log.h"
+#include "common/simulated.h"
 #include "synthesis/readers/file_formats.h"
 #include "synthesis/readers/file_record.h"
 
@@ -82,7 +83,7 @@ void ReadLlamaServerLog(const std::string& path, std::string_view content, ReadR
   CallCounter calls;
   // What the server said it found and did: the same for every request of the log.
   const llama_cpp::LogReport report = llama_cpp::ParseLogReport(content);
-  const bool simulated = llama_cpp::IsSimulatedBuild(report.build);
+  const bool simulated = SaysSimulated(report.build);
   const std::string devices = llama_cpp::DevicesText(report);
   const std::string offloaded_layers = llama_cpp::OffloadedLayersText(report);
   std::string task = "llama-server-log";

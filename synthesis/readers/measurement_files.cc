@@ -11,6 +11,7 @@
 #include "common/series_folder.h"
 #include "synthesis/readers/file_formats.h"
 #include "synthesis/readers/file_record.h"
+#include "common/simulated.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -86,7 +87,7 @@ void ReadRunsJsonl(Env* env, const std::string& file, std::string_view content, 
 std::string SimulatedParam(const v1::RunRecord& record) {
   for (const char* key : {"system_fingerprint", "tool"}) {
     auto it = record.params().find(key);
-    if (it != record.params().end() && Contains(it->second, "SIMULATED")) return absl::StrCat(key, ": ", it->second);
+    if (it != record.params().end() && SaysSimulated(it->second)) return absl::StrCat(key, ": ", it->second);
   }
   return "";
 }
@@ -94,10 +95,10 @@ std::string SimulatedParam(const v1::RunRecord& record) {
 // Returns what says SIMULATED among the versions and attributes of a series' conditions.
 std::string SimulatedCondition(const v1::MachineConditions& conditions) {
   for (const auto& [name, version] : conditions.backend_versions()) {
-    if (Contains(version, "SIMULATED")) return absl::StrCat("conditions backend_versions[", name, "]: ", version);
+    if (SaysSimulated(version)) return absl::StrCat("conditions backend_versions[", name, "]: ", version);
   }
   for (const auto& [key, value] : conditions.backend_attributes()) {
-    if (Contains(value, "SIMULATED")) return absl::StrCat("conditions backend_attributes[", key, "]: ", value);
+    if (SaysSimulated(value)) return absl::StrCat("conditions backend_attributes[", key, "]: ", value);
   }
   return "";
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "common/simulated.h"
 
 namespace benchfleet::agent::comfyui {
 namespace {
@@ -135,7 +136,7 @@ absl::StatusOr<SystemStats> ParseSystemStats(std::string_view body) {
     device.torch_vram_free = U64(d, "torch_vram_free");
     stats.devices.push_back(std::move(device));
   }
-  stats.simulated = absl::StrContains(stats.comfyui_version, "SIMULATED");
+  stats.simulated = SaysSimulated(stats.comfyui_version);
   return stats;
 }
 

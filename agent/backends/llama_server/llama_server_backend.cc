@@ -28,6 +28,7 @@
 #include "common/hashing.h"
 #include "common/llama_cpp_log.h"
 #include "common/proto_time.h"
+#include "common/simulated.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -488,7 +489,7 @@ class LlamaServerBackend : public Backend {
                           absl::StrCat("cannot read llama-server's /props: ", props.status().message()));
     }
     parts->info.backend_version = props->build_info;
-    parts->info.simulated = llama_cpp::IsSimulatedBuild(props->build_info);
+    parts->info.simulated = SaysSimulated(props->build_info);
     if (!props->model_path.empty()) parts->info.params["model_path"] = props->model_path;
     if (props->n_ctx.has_value()) parts->info.params["n_ctx"] = absl::StrCat(*props->n_ctx);
     if (props->total_slots.has_value()) parts->info.params["total_slots"] = absl::StrCat(*props->total_slots);

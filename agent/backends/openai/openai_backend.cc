@@ -20,6 +20,7 @@
 #include "common/hashing.h"
 #include "common/proto_time.h"
 #include "common/string_views.h"
+#include "common/simulated.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -36,7 +37,6 @@ constexpr char kDefaultMode[] = "external";
 // ("benchfleet-sim (SIMULATED)") and in llama-server-sim's (its build_info, "b10587-benchfleet-sim
 // (SIMULATED)", whose /v1/models says only `owned_by: llamacpp`).
 constexpr char kSimulatorOwner[] = "benchfleet-simulator";
-constexpr char kSimulatedWord[] = "SIMULATED";
 constexpr absl::Duration kConnectTimeout = absl::Seconds(5);
 constexpr absl::Duration kModelsTimeout = absl::Seconds(30);
 
@@ -56,8 +56,8 @@ std::string FormatSeconds(double s) { return absl::StrCat(s); }
 // True when an identity or version string the server sent (a model's owned_by or id, an answer's
 // system_fingerprint or model) says it is a benchfleet simulator. Every such string is checked:
 // a simulator may announce itself in only one of them.
-bool SaysSimulated(const std::string& text) {
-  return absl::StrContains(text, kSimulatedWord) || absl::StrContains(text, kSimulatorOwner);
+bool SaysSimulatorIdentity(const std::string& text) {
+  return benchfleet::SaysSimulated(text) || absl::StrContains(text, kSimulatorOwner);
 }
 
 class OpenAiSession : public BackendSession {
@@ -164,7 +164,7 @@ class OpenAiSession : public BackendSession {
       for (const auto& [field, value] : {std::pair<const char*, const std::string&>{"system_fingerprint",
                                                                                     answers[i].system_fingerprint},
                                          std::pair<const char*, const std::string&>{"model", answers[i].model}}) {
-        if (!SaysSimulated(value)) continue;
+        if (!SaysSimulatorIdentity(value)) continue;
         record->set_simulated(true);
         if (!info_.simulated) {
           info_.simulated = true;
@@ -408,7 +408,7 @@ class OpenAiBackend : public Backend {
       info->backend_version = owner.empty() ? "unknown" : Printable(owner);
       for (const auto& [field, value] : {std::pair<const char*, const std::string&>{"owned_by", owner},
                                          std::pair<const char*, const std::string&>{"id", id}}) {
-        if (info->simulated || !SaysSimulated(value)) continue;
+        if (info->simulated || !SaysSimulatorIdentity(value)) continue;
         info->simulated = true;
         info->params["simulated_by"] = Printable(absl::StrCat("/models ", field, ": ", value));
       }

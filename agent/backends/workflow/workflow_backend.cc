@@ -15,6 +15,7 @@
 #include "agent/backends/workflow/container_stats.h"
 #include "agent/backends/workflow/workflow_config.h"
 #include "agent/backends/workflow/workflow_results.h"
+#include "common/simulated.h"
 #include "common/hashing.h"
 #include "common/proto_time.h"
 #include "common/string_views.h"
@@ -233,7 +234,7 @@ class WorkflowSession : public BackendSession {
     output->set_size_bytes(text->size());
     // The runner reads the session's info after each run: a stand-in marks every record, by its
     // results' "simulated" or by a tool name that says SIMULATED.
-    const bool simulated = results->simulated || absl::StrContains(results->tool, "SIMULATED");
+    const bool simulated = results->simulated || SaysSimulated(results->tool);
     info_.simulated = info_.simulated || simulated;
     record->set_simulated(record->simulated() || simulated);
     record->mutable_status()->set_code(v1::RunStatus::CODE_OK);
@@ -335,7 +336,7 @@ class WorkflowBackend : public Backend {
       info.conditions = std::move(facts.conditions);
       // A fake runtime or image announces itself like any simulator.
       for (const auto& [key, value] : info.conditions) {
-        if (info.simulated || !absl::StrContains(value, "SIMULATED")) continue;
+        if (info.simulated || !SaysSimulated(value)) continue;
         info.simulated = true;
         info.params["simulated_by"] = absl::StrCat(key, ": ", value);
       }

@@ -1,6 +1,7 @@
 // ParseLogReport and ClassifyBuffer (common/llama_cpp_log.h) on the real capture of a CPU-only
 // llama-server and on the GPU fixtures written from llama.cpp's source (tests/fixtures/llama-server/README.md).
 #include "common/llama_cpp_log.h"
+#include "common/simulated.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -35,7 +36,7 @@ TEST(LlamaCppLogTest, TheCapturedCpuOnlyServerSaysItHasNoUsableGpu) {
   EXPECT_TRUE(report.no_usable_gpu());
   EXPECT_EQ(DevicesText(report), "none (warning: no usable GPU found, --gpu-layers option will be ignored)");
   EXPECT_EQ(OffloadedLayersText(report), "0/0");
-  EXPECT_FALSE(IsSimulatedBuild(report.build));
+  EXPECT_FALSE(SaysSimulated(report.build));
 }
 
 TEST(LlamaCppLogTest, TheDefaultVerbosityCaptureHasTheWarningButNoBuildLine) {
@@ -109,7 +110,7 @@ TEST(LlamaCppLogTest, TheSimulatorsBuildLineSaysSimulated) {
   const LogReport report = ParseLogReport(
       "0.00.000.010 I cmn  common_param: common_params_print_info: build 10587 (benchfleet-sim (SIMULATED)) with "
       "GNU 12.2.0 for Linux x86_64\n");
-  EXPECT_TRUE(IsSimulatedBuild(report.build));
+  EXPECT_TRUE(SaysSimulated(report.build));
 }
 
 TEST(LlamaCppLogTest, ABufferIsADevicesOnlyWhenTheServerReportedThatGpu) {
