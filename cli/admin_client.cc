@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "cli/connection.h"
@@ -59,6 +60,25 @@ absl::StatusOr<std::vector<v1::Machine>> AdminClient::ListMachines(
   grpc::Status s = stub_->ListMachines(&context, request, &response);
   if (!s.ok()) return FromGrpc(s, address_, "ListMachines");
   return std::vector<v1::Machine>(response.machines().begin(), response.machines().end());
+}
+
+absl::StatusOr<std::vector<v1::MachineConditions>> AdminClient::GetConditions(
+    const std::vector<std::string>& fingerprints, size_t per_call) {
+  if (!init_.ok()) return init_;
+  std::vector<v1::MachineConditions> found;
+  for (size_t start = 0; start < fingerprints.size(); start += per_call) {
+    v1::GetConditionsRequest request;
+    for (size_t i = start; i < fingerprints.size() && i < start + per_call; ++i) {
+      request.add_fingerprints(fingerprints[i]);
+    }
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+    v1::GetConditionsResponse response;
+    grpc::Status s = stub_->GetConditions(&context, request, &response);
+    if (!s.ok()) return FromGrpc(s, address_, "GetConditions");
+    for (auto& c : *response.mutable_conditions()) found.push_back(std::move(c));
+  }
+  return found;
 }
 
 absl::StatusOr<v1::ImportRunsResponse> AdminClient::ImportRuns(const std::vector<v1::RunRecord>& runs,
@@ -136,6 +156,30 @@ absl::StatusOr<std::vector<v1::AuditEntry>> AdminClient::ListAudit(uint32_t limi
   grpc::Status s = stub_->ListAudit(&context, request, &response);
   if (!s.ok()) return FromGrpc(s, address_, "ListAudit");
   return std::vector<v1::AuditEntry>(response.entries().begin(), response.entries().end());
+}
+
+absl::StatusOr<RunAgents> LookUpRunAgents(AdminClient& client, const std::vector<v1::RunRecord>& runs) {
+  RunAgents agents;
+  std::set<std::string> fingerprints;
+  for (const v1::RunRecord& r : runs) {
+    if (!r.conditions_fingerprint().empty()) fingerprints.insert(r.conditions_fingerprint());
+  }
+  if (!fingerprints.empty()) {
+    absl::StatusOr<std::vector<v1::MachineConditions>> found =
+        client.GetConditions(std::vector<std::string>(fingerprints.begin(), fingerprints.end()));
+    if (!found.ok() && found.status().code() != absl::StatusCode::kUnimplemented) return found.status();
+    if (found.ok()) {
+      for (const v1::MachineConditions& c : *found) agents.by_fingerprint[c.fingerprint()] = AgentNameOf(c);
+    }
+  }
+  const bool all_known = std::all_of(runs.begin(), runs.end(), [&](const v1::RunRecord& r) {
+    return agents.by_fingerprint.count(r.conditions_fingerprint()) > 0;
+  });
+  if (all_known) return agents;
+  absl::StatusOr<std::vector<v1::Machine>> machines = client.ListMachines(v1::ListMachinesRequest());
+  if (!machines.ok()) return machines.status();
+  for (const v1::Machine& m : *machines) agents.by_agent_id[m.agent_id()] = AgentNameOf(m.conditions());
+  return agents;
 }
 
 }  // namespace benchfleet::cli

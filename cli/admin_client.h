@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "benchfleet/v1/admin.grpc.pb.h"
+#include "cli/output_format.h"
 
 namespace benchfleet::cli {
 
@@ -23,6 +24,12 @@ class AdminClient {
   absl::StatusOr<std::vector<v1::RunRecord>> ListAllRuns(v1::ListRunsRequest request);
 
   absl::StatusOr<std::vector<v1::Machine>> ListMachines(const v1::ListMachinesRequest& request);
+
+  // Returns the conditions recorded under each of the fingerprints the coordinator knows (the
+  // others are left out), asking at most `per_call` at a time (the Admin service takes 10000).
+  // UNIMPLEMENTED from a coordinator that predates GetConditions.
+  absl::StatusOr<std::vector<v1::MachineConditions>> GetConditions(const std::vector<std::string>& fingerprints,
+                                                                   size_t per_call = 10000);
 
   // Operator calls (coordinator/auth/README.md).
   // Sends the records in calls of at most `per_call` records; the responses merged.
@@ -39,6 +46,11 @@ class AdminClient {
   absl::Duration deadline_;
   std::unique_ptr<v1::Admin::Stub> stub_;
 };
+
+// Returns who measured each of `runs`, for FormatRuns: the conditions their fingerprints name
+// (GetConditions) and, when some fingerprint is unknown to the coordinator (or it predates
+// GetConditions), the latest conditions of every agent (ListMachines).
+absl::StatusOr<RunAgents> LookUpRunAgents(AdminClient& client, const std::vector<v1::RunRecord>& runs);
 
 }  // namespace benchfleet::cli
 

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/output_format.h"
 #include "common/record_csv.h"
+#include "common/record_validation.h"
 
 namespace benchfleet::cli {
 namespace {
@@ -43,6 +46,52 @@ std::string Bar(const v1::TaskStatus& task) {
     if (filled > kBarWidth) filled = kBarWidth;
   }
   return absl::StrCat("[", std::string(filled, '#'), std::string(kBarWidth - filled, '-'), "]");
+}
+
+// A failed run's message on a watch line is cut to this many bytes (the whole is in `runs`).
+constexpr size_t kMaxFailureBytes = 100;
+
+std::string AgentOf(const v1::TaskStatus& task) {
+  return FormatAgentName(task.agent_id(), AgentName{task.hostname(), task.agent_class()});
+}
+
+// "gpu WARM call 4" and "52.9 generation tokens/s, TTFT p99 88.0 ms CACHE_HIT" from the task's
+// newest stored run; without one (none stored yet, or an older coordinator), the agent's progress:
+// "WARM call 4" and its last_figure.
+std::string Position(const v1::TaskStatus& task) {
+  if (!task.has_last_run()) {
+    return task.phase().empty() ? "" : absl::StrCat(task.phase(), " call ", task.call_index());
+  }
+  const v1::RunRecord& run = task.last_run();
+  std::vector<std::string> parts;
+  if (!run.mode().empty()) parts.push_back(run.mode());
+  parts.push_back(absl::AsciiStrToUpper(PhaseName(run.phase())));
+  parts.push_back(absl::StrCat("call ", run.call_index()));
+  return absl::StrJoin(parts, " ");
+}
+
+std::string LastFigure(const v1::TaskStatus& task) {
+  if (!task.has_last_run()) return task.last_figure();
+  const v1::RunRecord& run = task.last_run();
+  std::string figure;
+  if (run.status().code() == v1::RunStatus::CODE_FAILED) {
+    figure = absl::StrCat("FAILED: ", run.status().message());
+    if (figure.size() > kMaxFailureBytes) figure = absl::StrCat(figure.substr(0, kMaxFailureBytes), "...");
+    return figure;
+  }
+  figure = HeadlineText(run);
+  // A run that declares no figures (an older agent's): what the agent said of its latest run.
+  if (figure.empty()) return task.last_figure();
+  for (const v1::Flag& flag : run.flags()) absl::StrAppend(&figure, " ", flag.code());
+  if (run.simulated()) absl::StrAppend(&figure, " SIMULATED");
+  return figure;
+}
+
+// The verdict's figure for people: its label (else the metric's name) and, when the label does
+// not say it, its unit.
+std::string VerdictValue(const v1::RegressionVerdict& v, double value) {
+  return v.unit().empty() || LabelSaysUnit(v.label(), v.unit()) ? Figure(value)
+                                                                 : absl::StrCat(Figure(value), " ", v.unit());
 }
 
 bool Ended(v1::TaskStatus::State state) {
@@ -93,9 +142,9 @@ std::string FormatSeriesList(const std::vector<v1::SeriesStatus>& series) {
 
 std::string FormatVerdict(const v1::RegressionVerdict& v) {
   std::string out =
-      absl::StrCat("run ", v.run_id().substr(0, 8), ": ", v.metric(), " ", Figure(v.value()),
-                   " vs baseline median ", Figure(v.baseline_median()), " (",
-                   Figure(v.baseline_min()), " to ", Figure(v.baseline_max()), ", ",
+      absl::StrCat("run ", v.run_id().substr(0, 8), ": ", v.label().empty() ? v.metric() : v.label(), " ",
+                   VerdictValue(v, v.value()), " vs baseline median ", VerdictValue(v, v.baseline_median()),
+                   " (", Figure(v.baseline_min()), " to ", Figure(v.baseline_max()), ", ",
                    v.baseline_run_ids_size(), v.baseline_run_ids_size() == 1 ? " run" : " runs",
                    "): ", Percent(v.change()), v.regression() ? " REGRESSION" : " ok");
   if (!v.conditions_change().empty()) {
@@ -118,7 +167,7 @@ std::string FormatSeries(const v1::SeriesStatus& status) {
       {"AGENT", "STATE", "ATTEMPT", "RUNS", "FAILED", "FLAGS", "MESSAGE"}};
   int regressions = 0, verdicts = 0;
   for (const v1::TaskStatus& t : status.tasks()) {
-    rows.push_back({t.agent_id(), TaskStateName(t.state()), absl::StrCat(t.attempt()), Runs(t),
+    rows.push_back({AgentOf(t), TaskStateName(t.state()), absl::StrCat(t.attempt()), Runs(t),
                     absl::StrCat(t.runs_failed()), Flags(t), t.message()});
     for (const v1::RegressionVerdict& v : t.regressions()) {
       ++verdicts;
@@ -132,7 +181,7 @@ std::string FormatSeries(const v1::SeriesStatus& status) {
                     regressions == 1 ? " regression\n" : " regressions\n");
     for (const v1::TaskStatus& t : status.tasks()) {
       for (const v1::RegressionVerdict& v : t.regressions()) {
-        if (v.regression()) absl::StrAppend(&out, "  ", t.agent_id(), " ", FormatVerdict(v), "\n");
+        if (v.regression()) absl::StrAppend(&out, "  ", AgentOf(t), " ", FormatVerdict(v), "\n");
       }
     }
   }
@@ -140,12 +189,11 @@ std::string FormatSeries(const v1::SeriesStatus& status) {
 }
 
 std::string FormatWatchLine(const v1::TaskStatus& task, bool bar) {
-  std::vector<std::string> parts = {task.agent_id()};
+  std::vector<std::string> parts = {AgentOf(task)};
   if (bar) parts.push_back(Bar(task));
   parts.push_back(Runs(task));
-  if (!task.phase().empty())
-    parts.push_back(absl::StrCat(task.phase(), " call ", task.call_index()));
-  if (!task.last_figure().empty()) parts.push_back(task.last_figure());
+  if (std::string position = Position(task); !position.empty()) parts.push_back(position);
+  if (std::string figure = LastFigure(task); !figure.empty()) parts.push_back(figure);
   parts.push_back(TaskStateName(task.state()));
   if (task.runs_failed() > 0) parts.push_back(absl::StrCat(task.runs_failed(), " failed"));
   if (!task.message().empty()) parts.push_back(task.message());
@@ -173,7 +221,7 @@ std::string FormatWatchSummary(const v1::SeriesStatus& status) {
   absl::StrAppend(&out, "\n");
   for (const v1::TaskStatus& t : status.tasks()) {
     if (t.state() == v1::TaskStatus::STATE_SUCCEEDED) continue;
-    absl::StrAppend(&out, "  ", t.agent_id(), " ", TaskStateName(t.state()),
+    absl::StrAppend(&out, "  ", AgentOf(t), " ", TaskStateName(t.state()),
                     t.message().empty() ? "" : ": ", t.message(), "\n");
   }
   return out;

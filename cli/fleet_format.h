@@ -25,14 +25,21 @@ std::string FormatSeriesList(const std::vector<v1::SeriesStatus>& series);
 
 // `series show` (and `series cancel`): the series, one row per agent (state, runs done/total,
 // failures, flags, message), then each regression with its baseline and any conditions change.
+// Agents are named by hostname and class with a short id beside them ("a100-01 (a100,
+// 3f2a9c1e)", FormatAgentName), as the coordinator fills TaskStatus.hostname and agent_class.
 std::string FormatSeries(const v1::SeriesStatus& status);
 
-// One regression verdict on one line: "run 1234abcd: tokens_per_second 45.2 vs baseline median
-// 52.1 (51 to 53.3, 5 runs): -13.2% REGRESSION; conditions changed: driver 550 -> 560".
+// One regression verdict on one line: "run 1234abcd: generation tokens/s 45.2 vs baseline median
+// 52.1 (51 to 53.3, 5 runs): -13.2% REGRESSION; conditions changed: driver 550 -> 560" (the
+// figure's label and, when the label does not say it, its unit; the metric's name from a
+// coordinator that sends no label).
 std::string FormatVerdict(const v1::RegressionVerdict& verdict);
 
-// One agent's progress line of `series watch`: bar (tty) or not, runs done/total, phase and call,
-// last figure, state and message.
+// One agent's progress line of `series watch`: the agent's name, bar (tty) or not, runs
+// done/total, then of its newest stored run (TaskStatus.last_run) the mode, phase and call and
+// the headline figures, main figure first, with its flags ("a100-01 (a100, 3f2a9c1e)  5/20  gpu
+// WARM call 4  52.9 generation tokens/s  RUNNING"); without one, the agent's progress (phase,
+// call and last_figure); then state, failed runs and message.
 std::string FormatWatchLine(const v1::TaskStatus& task, bool bar);
 
 // `series watch`'s closing lines: the series' end, counts per task state, and each agent that

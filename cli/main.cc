@@ -228,7 +228,8 @@ int Main(int argc, char** argv) {
                  "never on the command line)");
 
   // benchfleet runs
-  auto* runs = app.add_subcommand("runs", "List runs, oldest first: every run, its headline figures in the table (--format csv or json for all)");
+  auto* runs = app.add_subcommand("runs", "List runs, oldest first: every run with its machine (hostname, class, short id), mode, phase "
+                                  "and call and its headline figures in the table (--format csv or json for all)");
   std::vector<std::string> agent_ids, labels;
   std::string task, backend, series, since, until;
   runs->add_option("--agent", agent_ids, "Only runs of this agent id (repeatable)");
@@ -400,7 +401,9 @@ int Main(int argc, char** argv) {
     }
     auto result = client.ListAllRuns(request);
     if (!result.ok()) return Fail(result.status());
-    auto text = FormatRuns(*result, *format);
+    auto agents = LookUpRunAgents(client, *result);
+    if (!agents.ok()) return Fail(agents.status());
+    auto text = FormatRuns(*result, *format, *agents);
     if (!text.ok()) return Fail(text.status());
     std::fwrite(text->data(), 1, text->size(), stdout);
     return 0;

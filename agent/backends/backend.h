@@ -25,6 +25,7 @@
 #include "agent/config/allow_list.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/env.h"
+#include "common/figures.h"
 #include "yaml-cpp/yaml.h"
 
 namespace benchfleet::agent {
@@ -40,6 +41,10 @@ struct BackendContext {
   const AllowList* allow = nullptr;
   // A folder of this series the backend may write to (server logs: e.g. llama-server-gpu.log).
   std::string work_dir;
+  // The agent's labels (agent.yaml labels:, e.g. {"accelerator": "nvidia", "class": "a100"}), so a
+  // spec sent to many machines can take a per-machine value from them (the workflow backend's
+  // env: {ACCELERATOR: {label: accelerator}}).
+  std::map<std::string, std::string> labels;
   // Progress lines for the operator (stderr); never called during a timed window.
   std::function<void(std::string_view)> log;
   // Progress within a run (e.g. sampler steps of the current image): `what` is being done,
@@ -107,9 +112,10 @@ class Backend {
   // The backend's name as in specs and records, e.g. "llama-server".
   virtual std::string name() const = 0;
 
-  // The metric whose fall below the first warm call marks THROUGHPUT_DROP, e.g.
-  // "predicted_per_second" ("" when the backend has none). Higher is better.
-  virtual std::string throughput_metric() const = 0;
+  // The backend's declaration of its figures (a figures.h in its folder, common/figures.h): the
+  // runner stamps it on every record. Its main figure (headline 1), when higher is better, is the
+  // one whose fall below the first warm call marks THROUGHPUT_DROP.
+  virtual FigureDeclarations figures() const = 0;
 
   // The matrix axes this backend understands (e.g. "mode", "n_predict"); the runner refuses a
   // spec whose matrix names another.

@@ -85,6 +85,7 @@ int RunRunCommand(const RunFlags& flags) {
   context.env = env;
   context.allow = &allow;
   context.work_dir = flags.out;
+  context.labels = config->labels;
   context.log = [](std::string_view line) { PrintProgress(line); };
   // A progress bar of the current run's steps, redrawn in place, only on a terminal: logs get
   // the one line per run instead.

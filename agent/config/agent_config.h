@@ -27,8 +27,11 @@ struct CommandTemplate {
 };
 
 // The placeholders a command template may hold; {container} is a fresh name the agent gives each
-// run's container (docker run --name {container} ...), whose memory it then reads from docker stats.
-inline constexpr const char* kCommandPlaceholders[] = {"{config}", "{prompts}", "{output}", "{container}"};
+// run's container (docker run --name {container} ...), whose memory it then reads from docker stats;
+// {batch_size} is the run's batch size (the workflow backend's matrix axis batch_size), a checked
+// positive integer.
+inline constexpr const char* kCommandPlaceholders[] = {"{config}", "{prompts}", "{output}", "{container}",
+                                                       "{batch_size}"};
 
 // What the agent may touch on behalf of a coordinator. Empty lists allow nothing.
 struct AllowConfig {

@@ -227,6 +227,8 @@ void DeviceSampler::Loop() {
   }
 }
 
+void DeviceSampler::SetOutputTokenFigures(std::vector<std::string> names) { output_token_metrics_ = std::move(names); }
+
 void DeviceSampler::BeginRun() {
   if (running_) return;
   {
@@ -267,6 +269,7 @@ std::vector<std::string> DeviceSampler::EndRun(v1::RunRecord* record) {
   annotate.is_own_process = options_.is_own_process;
   annotate.clock_fraction = options_.clock_fraction;
   annotate.load_percent = options_.load_percent;
+  annotate.output_token_metrics = output_token_metrics_;
   std::lock_guard<std::mutex> lock(mu_);
   AnnotateRun(readings_, window, annotate, record);
   // One line per distinct problem, in order of first sight: a tool failing at 1 Hz says so once.

@@ -17,6 +17,7 @@
 #include "agent/platform/device_monitor.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/clock.h"
+#include "common/figures.h"
 
 namespace benchfleet::agent {
 
@@ -24,6 +25,14 @@ inline constexpr char kThrottledFlag[] = "THROTTLED";
 inline constexpr char kContendedFlag[] = "CONTENDED";
 inline constexpr char kEnergyMetric[] = "device_energy_joules";
 inline constexpr char kEnergyPerTokenMetric[] = "device_energy_joules_per_output_token";
+
+// The declaration of the figures the sampler adds (common/figures.h), which the runner stamps after
+// the backend's own: energy per output token is a headline figure where it is measured.
+inline constexpr FigureDeclaration kDeviceFigures[] = {
+    {.name = kEnergyPerTokenMetric, .unit = "J/token", .better = v1::BETTER_LOWER, .headline = 1,
+     .label = "energy per output token"},
+    {.name = kEnergyMetric, .unit = "J", .better = v1::BETTER_LOWER},
+};
 
 // The run's own time window on the monotonic clock.
 struct RunWindow {
@@ -41,9 +50,10 @@ struct AnnotateOptions {
   // of the maximum while utilisation is at least load_percent.
   double clock_fraction = 0.9;
   double load_percent = 80;
-  // The record's metrics that count output tokens, first found wins; else the sum of
-  // requests[].output_tokens when the record has requests.
-  std::vector<std::string> output_token_metrics = {"output_tokens", "tokens_predicted", "completion_tokens"};
+  // The record's metrics that count output tokens (the backend's declaration says which:
+  // OutputTokenFigures), first found wins; else the sum of requests[].output_tokens when the
+  // record has requests.
+  std::vector<std::string> output_token_metrics;
 };
 
 // Returns the energy in joules of power samples (at, watts) over window, by the trapezoid
@@ -81,6 +91,9 @@ struct SamplerOptions {
 class RunWatcher {
  public:
   virtual ~RunWatcher() = default;
+  // The backend's figures that count output tokens (OutputTokenFigures of its declaration), for
+  // figures per token; called by the runner before its first run. Ignored by default.
+  virtual void SetOutputTokenFigures(std::vector<std::string> names) {}
   virtual void BeginRun() = 0;
   // Adds what was observed to record; returns the problems met, one line each (for progress).
   virtual std::vector<std::string> EndRun(v1::RunRecord* record) = 0;
@@ -93,6 +106,8 @@ class DeviceSampler : public RunWatcher {
   DeviceSampler(const DeviceSampler&) = delete;
   DeviceSampler& operator=(const DeviceSampler&) = delete;
 
+  // Keeps the names for EndRun's energy per token (AnnotateOptions::output_token_metrics).
+  void SetOutputTokenFigures(std::vector<std::string> names) override;
   // Reads the devices now, then every period until EndRun.
   void BeginRun() override;
   // Reads once more, stops, and annotates record (AnnotateRun) over the record's start_time and
@@ -114,6 +129,7 @@ class DeviceSampler : public RunWatcher {
   absl::Time wall_at_begin_;
   absl::Duration mono_at_begin_;
   bool running_ = false;
+  std::vector<std::string> output_token_metrics_;
 };
 
 }  // namespace benchfleet::agent

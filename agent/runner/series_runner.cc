@@ -4,11 +4,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "agent/platform/device_sampler.h"
 #include "agent/runner/figures.h"
 #include "agent/runner/matrix.h"
 #include "agent/runner/throughput_drop.h"
 #include "common/string_views.h"
 #include "common/conditions_fingerprint.h"
+#include "common/figures.h"
 #include "common/hashing.h"
 #include "common/proto_time.h"
 #include "common/run_flags.h"
@@ -94,7 +96,9 @@ absl::StatusOr<SeriesResult> SeriesRunner::Run() {
   result_.task_id = options_.task_id;
   result_.backend = spec_.backend;
   result_.out_dir = options_.out_dir;
-  result_.throughput_metric = backend_->throughput_metric();
+  figures_ = JoinFigures(backend_->figures(), kDeviceFigures);
+  result_.throughput_metric = ThroughputDropMetric(backend_->figures());
+  if (options_.run_watcher != nullptr) options_.run_watcher->SetOutputTokenFigures(OutputTokenFigures(figures_));
   result_.throughput_drop_threshold = spec_.runs.throughput_drop_threshold;
   result_.repetitions = spec_.runs.repetitions;
   result_.combinations = combinations_;
@@ -254,6 +258,7 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
       metric->set_value(*temperature);
       metric->set_unit("celsius");
     }
+    StampFigures(figures_, &record);
     if (record.status().code() == v1::RunStatus::CODE_UNSPECIFIED) {
       record.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
       record.mutable_status()->set_message(
@@ -264,9 +269,8 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
     std::string figure;
     if (record.status().code() != v1::RunStatus::CODE_OK) {
       figure = absl::StrCat("FAILED: ", record.status().message());
-    } else if (auto value = MetricValue(record, result_.throughput_metric); value.has_value()) {
-      const std::string unit = MetricUnit(record, result_.throughput_metric);
-      figure = absl::StrCat(result_.throughput_metric, " ", FormatFigure(*value), unit.empty() ? "" : " ", unit);
+    } else if (const v1::Metric* main = MainFigure(record); main != nullptr) {
+      figure = absl::StrCat(FigureLabel(*main), " ", HumanFigure(main->value(), main->unit()));
       if (result.throughput_drop.has_value()) {
         absl::StrAppend(&figure, absl::StrFormat(" (%s -%.1f%%)", kThroughputDropFlag, *result.throughput_drop * 100));
       }

@@ -169,6 +169,8 @@ class SeriesRunner {
   RunnerOptions options_;
   const std::vector<Combination> combinations_;
 
+  // The backend's declaration of its figures and the device sampler's, stamped on every record.
+  std::vector<FigureDeclaration> figures_;
   SeriesResult result_;
   std::unique_ptr<SeriesFolderWriter> folder_;  // open once the conditions are final
   std::vector<RunResult> held_;                 // kept before the conditions were final

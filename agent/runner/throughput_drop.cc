@@ -6,6 +6,11 @@
 
 namespace benchfleet::agent {
 
+std::string ThroughputDropMetric(FigureDeclarations figures) {
+  const FigureDeclaration* main = MainFigure(figures);
+  return main != nullptr && main->better == v1::BETTER_HIGHER ? std::string(main->name) : std::string();
+}
+
 ThroughputDropTracker::ThroughputDropTracker(std::string metric, double threshold)
     : metric_(std::move(metric)), threshold_(threshold) {}
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "benchfleet/v1/record.pb.h"
+#include "common/figures.h"
 
 namespace benchfleet::agent {
 
@@ -16,6 +17,10 @@ inline constexpr char kThroughputDropFlag[] = "THROUGHPUT_DROP";
 // A backend's flag for a run whose measured work was served from a cache (e.g. ComfyUI's
 // execution cache): published, but neither a THROUGHPUT_DROP reference nor compared with one.
 inline constexpr char kCacheHitFlag[] = "CACHE_HIT";
+
+// The metric a backend's drops are judged on: its main figure when higher is better, else "" (no
+// check).
+std::string ThroughputDropMetric(FigureDeclarations figures);
 
 // Returns whether the record carries the flag code.
 bool HasFlag(const v1::RunRecord& record, const char* code);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "common/figures.h"
 #include "common/hashing.h"
 #include "common/proto_time.h"
 #include "common/version.h"
@@ -36,6 +37,16 @@ Figures FiguresFor(bool gpu, v1::Phase phase, uint32_t call_index, std::mt19937_
   if (phase == v1::PHASE_COLD) return {9.1, 6.815};
   return {round1(9.6 + 0.2 * noise(rng)), round3(0.62 + 0.03 * noise(rng))};
 }
+
+// The simulated backend's figures (common/figures.h), stamped on every record it makes.
+constexpr FigureDeclaration kSimulatedFigures[] = {
+    {.name = "tokens_per_second", .unit = "tokens/s", .better = v1::BETTER_HIGHER, .headline = 1,
+     .label = "tokens/s"},
+    {.name = "time_to_first_token_seconds", .unit = "s", .better = v1::BETTER_LOWER, .headline = 2,
+     .label = "time to first token"},
+    {.name = "prompt_tokens", .unit = "tokens"},
+    {.name = "completion_tokens", .unit = "tokens", .output_tokens = true},
+};
 
 void AddMetric(v1::RunRecord* record, const char* name, double value, const char* unit) {
   v1::Metric* metric = record->add_metrics();
@@ -84,6 +95,7 @@ std::vector<v1::RunRecord> GenerateSimulatedSeries(const SimulatedSeriesOptions&
     AddMetric(&record, "time_to_first_token_seconds", figures.time_to_first_token_seconds, "s");
     AddMetric(&record, "prompt_tokens", kPromptTokens, "tokens");
     AddMetric(&record, "completion_tokens", kCompletionTokens, "tokens");
+    StampFigures(kSimulatedFigures, &record);
     v1::MemoryFigure* memory = record.add_memory();
     memory->set_kind(gpu ? v1::MEMORY_KIND_DEVICE_BUFFER : v1::MEMORY_KIND_HOST_BUFFER);
     memory->set_scope(gpu ? "CUDA0" : "CPU_Mapped");

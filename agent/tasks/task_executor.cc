@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/runner/figures.h"
+#include "common/figures.h"
 #include "agent/runner/series_runner.h"
 #include "agent/tasks/record_tap_env.h"
 #include "common/proto_time.h"
@@ -43,16 +44,15 @@ std::string Cut(std::string text, size_t max) {
   return absl::StrCat(text, "...");
 }
 
-// Returns the figure of one run as people read it: "predicted_per_second 52.9 tokens/s", with
-// the flags the run carries, or "FAILED: why".
-std::string LastFigure(const v1::RunRecord& record, const std::string& metric) {
+// Returns the figure of one run as people read it: its main figure ("generation tokens/s 52.9
+// tokens/s"), with the flags the run carries, or "FAILED: why".
+std::string LastFigure(const v1::RunRecord& record) {
   if (record.status().code() != v1::RunStatus::CODE_OK) {
     return Cut(absl::StrCat("FAILED: ", record.status().message()), kMaxFigureBytes);
   }
   std::string figure = "OK";
-  if (auto value = MetricValue(record, metric); value.has_value()) {
-    const std::string unit = MetricUnit(record, metric);
-    figure = absl::StrCat(metric, " ", FormatFigure(*value), unit.empty() ? "" : " ", unit);
+  if (const v1::Metric* main = MainFigure(record); main != nullptr) {
+    figure = absl::StrCat(FigureLabel(*main), " ", HumanFigure(main->value(), main->unit()));
   }
   for (const v1::Flag& flag : record.flags()) absl::StrAppend(&figure, " ", flag.code());
   if (record.simulated()) absl::StrAppend(&figure, " SIMULATED");
@@ -350,7 +350,6 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   uint32_t runs_total = 0;
   uint32_t runs_done = 0;
   uint32_t runs_failed = 0;
-  std::string metric;
   auto on_record = [&](const v1::RunRecord& record) {
     ++runs_done;
     if (record.status().code() != v1::RunStatus::CODE_OK) ++runs_failed;
@@ -362,7 +361,7 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
     progress->set_runs_failed(runs_failed);
     progress->set_phase(ProgressPhase(record.phase()));
     progress->set_call_index(record.call_index());
-    progress->set_last_figure(LastFigure(record, metric));
+    progress->set_last_figure(LastFigure(record));
     progress->set_last_run_id(record.run_id());
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -376,12 +375,12 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   context.env = &tap;
   context.allow = options_.allow;
   context.work_dir = out_dir;
+  context.labels = {options_.conditions.labels().begin(), options_.conditions.labels().end()};
   context.log = [this, &id](std::string_view line) { Log(absl::StrCat("task ", id, ": ", ToAbsl(line))); };
   absl::StatusOr<std::unique_ptr<Backend>> backend = (*factory)(spec->backend_section, context);
   if (!backend.ok()) {
     return refuse(absl::StrCat(source, ": ", options_.allow->WithAllowed(backend.status()).message()));
   }
-  metric = (*backend)->throughput_metric();
 
   // The records carry the coordinator's series id, so its runs and its task meet in its store.
   if (!assignment.series_id().empty()) spec->series = assignment.series_id();

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/util/message_differencer.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -9,19 +10,101 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/hashing.h"
+#include "common/record_validation.h"
 #include "coordinator/grpc_status.h"
 
 namespace benchfleet::coordinator {
+namespace {
+
+// Once a watched series ended, how many polls WatchSeries waits at most for the records of its
+// tasks' last runs before it ends the stream.
+constexpr int kEndGracePolls = 5;
+
+// The run as a watcher needs it (fleet.proto TaskStatus.last_run).
+v1::RunRecord Trimmed(const v1::RunRecord& run) {
+  v1::RunRecord out;
+  out.set_run_id(run.run_id());
+  out.set_mode(run.mode());
+  out.set_phase(run.phase());
+  out.set_call_index(run.call_index());
+  *out.mutable_status() = run.status();
+  *out.mutable_flags() = run.flags();
+  out.set_simulated(run.simulated());
+  for (const v1::Metric& m : run.metrics()) {
+    if (m.headline() > 0) *out.add_metrics() = m;
+  }
+  return out;
+}
+
+bool HasProgressed(const v1::TaskStatus& task) { return task.runs_done() > 0 || !task.phase().empty(); }
+
+}  // namespace
 
 bool SeriesEnded(const v1::SeriesStatus& status) {
   return status.state() == v1::SeriesStatus::STATE_DONE ||
          status.state() == v1::SeriesStatus::STATE_CANCELLED;
 }
 
-FleetService::FleetService(Scheduler* scheduler, const Authorizer* authorizer, absl::Duration watch_poll)
-    : scheduler_(scheduler), authorizer_(authorizer), watch_poll_(watch_poll) {}
+bool LastRunsTrail(const v1::SeriesStatus& status) {
+  for (const v1::TaskStatus& t : status.tasks()) {
+    // Only an agent that is running the task, or said how it ended, has records on their way (a
+    // LOST agent's may never come).
+    const bool reporting = t.state() == v1::TaskStatus::STATE_RUNNING || t.state() == v1::TaskStatus::STATE_SUCCEEDED ||
+                           t.state() == v1::TaskStatus::STATE_FAILED || t.state() == v1::TaskStatus::STATE_CANCELLED;
+    if (!reporting || t.runs_done() == 0) continue;
+    if (!t.has_last_run()) return true;
+    if (!absl::EqualsIgnoreCase(PhaseName(t.last_run().phase()), t.phase()) ||
+        t.last_run().call_index() != t.call_index()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+FleetService::FleetService(Scheduler* scheduler, const Authorizer* authorizer, RunStore* runs,
+                           absl::Duration watch_poll)
+    : scheduler_(scheduler), authorizer_(authorizer), runs_(runs), watch_poll_(watch_poll) {}
+
+void FleetService::Describe(v1::SeriesStatus* status, bool with_last_run, AgentNames* names) const {
+  if (runs_ == nullptr) return;
+  const bool unknown = std::any_of(status->tasks().begin(), status->tasks().end(),
+                                   [&](const v1::TaskStatus& t) { return names->count(t.agent_id()) == 0; });
+  if (unknown) {
+    absl::StatusOr<std::vector<v1::Machine>> machines = runs_->ListMachines({});
+    if (machines.ok()) {
+      for (const v1::Machine& m : *machines) {
+        AgentName& name = (*names)[m.agent_id()];
+        name.hostname = m.conditions().hostname();
+        const auto it = m.conditions().labels().find("class");
+        name.agent_class = it == m.conditions().labels().end() ? "" : it->second;
+      }
+      // An agent the store does not know stays nameless rather than being looked for every time.
+      for (const v1::TaskStatus& t : status->tasks()) names->try_emplace(t.agent_id());
+    }
+  }
+  for (v1::TaskStatus& t : *status->mutable_tasks()) {
+    if (const auto it = names->find(t.agent_id()); it != names->end()) {
+      t.set_hostname(it->second.hostname);
+      t.set_agent_class(it->second.agent_class);
+    }
+    if (!with_last_run || !HasProgressed(t)) continue;
+    RunQuery query;
+    query.series_id = status->series_id();
+    query.agent_ids = {t.agent_id()};
+    query.page_size = 1;  // newest first
+    absl::StatusOr<RunPage> page = runs_->ListRuns(query);
+    if (page.ok() && !page->runs.empty()) *t.mutable_last_run() = Trimmed(page->runs.front());
+  }
+}
+
+absl::StatusOr<v1::SeriesStatus> FleetService::Described(const std::string& series_id, AgentNames* names) const {
+  absl::StatusOr<v1::SeriesStatus> status = scheduler_->GetSeries(series_id);
+  if (status.ok()) Describe(&*status, /*with_last_run=*/true, names);
+  return status;
+}
 
 grpc::Status FleetService::SubmitSeries(grpc::ServerContext* context,
                                         const v1::SubmitSeriesRequest* request,
@@ -51,6 +134,8 @@ grpc::Status FleetService::CancelSeries(grpc::ServerContext* context,
   absl::StatusOr<v1::SeriesStatus> status = scheduler_->Cancel(request->series_id());
   if (!status.ok()) return ToGrpcStatus(status.status());
   authorizer_->Audit(caller, kMethod, request->series_id());
+  AgentNames names;
+  Describe(&*status, /*with_last_run=*/true, &names);
   *response = std::move(*status);
   return grpc::Status::OK;
 }
@@ -64,7 +149,11 @@ grpc::Status FleetService::ListSeries(grpc::ServerContext* context, const v1::Li
       scheduler_->ListSeries(request->active_only());
   if (!series.ok()) return ToGrpcStatus(series.status());
   response->mutable_series()->Reserve(static_cast<int>(series->size()));
-  for (v1::SeriesStatus& s : *series) *response->add_series() = std::move(s);
+  AgentNames names;
+  for (v1::SeriesStatus& s : *series) {
+    Describe(&s, /*with_last_run=*/false, &names);
+    *response->add_series() = std::move(s);
+  }
   return grpc::Status::OK;
 }
 
@@ -73,7 +162,8 @@ grpc::Status FleetService::GetSeries(grpc::ServerContext* context, const v1::Get
   static constexpr char kMethod[] = "/benchfleet.v1.Fleet/GetSeries";
   Caller caller;
   if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
-  absl::StatusOr<v1::SeriesStatus> status = scheduler_->GetSeries(request->series_id());
+  AgentNames names;
+  absl::StatusOr<v1::SeriesStatus> status = Described(request->series_id(), &names);
   if (!status.ok()) return ToGrpcStatus(status.status());
   *response = std::move(*status);
   return grpc::Status::OK;
@@ -89,16 +179,22 @@ grpc::Status FleetService::WatchSeries(grpc::ServerContext* context,
   // WaitForChange returns at once for a version it has moved past; max() is one it has not.
   uint64_t version =
       scheduler_->WaitForChange(std::numeric_limits<uint64_t>::max(), absl::ZeroDuration());
-  absl::StatusOr<v1::SeriesStatus> status = scheduler_->GetSeries(request->series_id());
+  AgentNames names;  // read once, and again only for an agent it does not know
+  absl::StatusOr<v1::SeriesStatus> status = Described(request->series_id(), &names);
   if (!status.ok()) return ToGrpcStatus(status.status());
   if (!writer->Write(*status)) return grpc::Status::OK;  // the client went away
   v1::SeriesStatus sent = std::move(*status);
-  while (!SeriesEnded(sent)) {
+  int grace_polls = 0;
+  while (true) {
+    // A stored record changes no version: while a task's newest run is not stored yet, the
+    // status is read again every poll. Once the series ended, that wait is short.
+    const bool trailing = runs_ != nullptr && LastRunsTrail(sent);
+    if (SeriesEnded(sent) && (!trailing || ++grace_polls > kEndGracePolls)) break;
     if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled");
     const uint64_t now = scheduler_->WaitForChange(version, watch_poll_);
-    if (now == version) continue;
+    if (now == version && !trailing) continue;
     version = now;
-    status = scheduler_->GetSeries(request->series_id());
+    status = Described(request->series_id(), &names);
     if (!status.ok()) return ToGrpcStatus(status.status());
     // Versions move on every change of any series: send only when this one changed.
     if (google::protobuf::util::MessageDifferencer::Equals(*status, sent)) continue;

@@ -46,10 +46,6 @@ const std::vector<double>& RunSecondsBuckets() {
       new std::vector<double>{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 120, 300, 600};
   return *b;
 }
-const std::vector<double>& TokensPerSecondBuckets() {
-  static const auto* b = new std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000};
-  return *b;
-}
 const std::vector<double>& MemoryBytesBuckets() {
   // 64 MiB (2^26) to 256 GiB (2^38), powers of 2.
   static const auto* b = [] {
@@ -168,23 +164,12 @@ PrometheusMetrics::PrometheusMetrics() : registry_(std::make_shared<prometheus::
                .Name("benchfleet_run_wall_seconds")
                .Help("Wall time of stored runs, in seconds")
                .Register(r);
-  last_tokens_ = &prometheus::BuildGauge()
-                      .Name("benchfleet_run_last_tokens_per_second")
-                      .Help("Tokens per second of the last stored run of the label set (metric "
-                            "tokens_per_second, else predicted_per_second)")
+  last_figure_ = &prometheus::BuildGauge()
+                      .Name("benchfleet_run_last_figure")
+                      .Help("Each headline figure of the last stored run of the label set that has it, as its "
+                            "backend declares it: figure (its name for people), unit (of the value), headline "
+                            "(1: the run's main figure, 2, 3...: the others), better (higher or lower)")
                       .Register(r);
-  tokens_ = &prometheus::BuildHistogram()
-                 .Name("benchfleet_run_tokens_per_second")
-                 .Help("Tokens per second of stored runs (metric tokens_per_second, else predicted_per_second)")
-                 .Register(r);
-  last_ttft_ = &prometheus::BuildGauge()
-                    .Name("benchfleet_run_last_time_to_first_token_seconds")
-                    .Help("Time to first token of the last stored run of the label set, in seconds")
-                    .Register(r);
-  ttft_ = &prometheus::BuildHistogram()
-               .Name("benchfleet_run_time_to_first_token_seconds")
-               .Help("Time to first token of stored runs, in seconds")
-               .Register(r);
   last_memory_ = &prometheus::BuildGauge()
                       .Name("benchfleet_run_last_memory_peak_bytes")
                       .Help("Largest memory figure of each kind in the last stored run of the label set, "
@@ -280,6 +265,39 @@ std::string PrometheusMetrics::BoundedVariantLocked(const RunLabels& labels) {
   return labels.variant;
 }
 
+prometheus::Gauge& PrometheusMetrics::HeadlineGaugeLocked(RunSeries& series, const HeadlineFigure& figure) {
+  const std::string key = figure.Key();
+  if (const auto it = series.headlines.find(key); it != series.headlines.end()) return *it->second;
+  // A figure past the per-(agent, task) limit goes to the "other" gauge; its own key is not kept,
+  // so that any number of such figures takes no memory.
+  const RunLabels& l = series.labels;
+  HeadlineFigure other;
+  other.figure = other.unit = other.headline = other.better = kFigureOther;
+  const std::string other_key = other.Key();
+  HeadlineFigure bounded = figure;
+  if (key != other_key) {
+    std::set<std::string>& seen = figures_[AgentTask(l.agent, l.task)];
+    if (seen.count(key) == 0) {
+      if (seen.size() < kMaxFiguresPerTask) {
+        seen.insert(key);
+      } else {
+        bounded = other;
+      }
+    }
+  }
+  const std::string bounded_key = bounded.Key();
+  auto [it, created] = series.headlines.try_emplace(bounded_key, nullptr);
+  if (created) {
+    Labels set = RunLabelSet(l, "");
+    set.emplace("figure", bounded.figure);
+    set.emplace("unit", bounded.unit);
+    set.emplace("headline", bounded.headline);
+    set.emplace("better", bounded.better);
+    it->second = &last_figure_->Add(set);
+  }
+  return *it->second;
+}
+
 PrometheusMetrics::FigureSeries& PrometheusMetrics::FigureOfLocked(
     const RunLabels& labels, FigureSeries& series, prometheus::Family<prometheus::Gauge>* last,
     prometheus::Family<prometheus::Histogram>* histogram, const std::vector<double>& buckets,
@@ -337,14 +355,7 @@ void PrometheusMetrics::RunStored(const v1::RunRecord& record) {
     ObserveFigure(FigureOfLocked(labels, series.wall, last_wall_, wall_, RunSecondsBuckets()),
                   *figures.wall_seconds);
   }
-  if (figures.tokens_per_second.has_value()) {
-    ObserveFigure(FigureOfLocked(labels, series.tokens, last_tokens_, tokens_, TokensPerSecondBuckets()),
-                  *figures.tokens_per_second);
-  }
-  if (figures.time_to_first_token_seconds.has_value()) {
-    ObserveFigure(FigureOfLocked(labels, series.ttft, last_ttft_, ttft_, RunSecondsBuckets()),
-                  *figures.time_to_first_token_seconds);
-  }
+  for (const HeadlineFigure& figure : figures.headlines) HeadlineGaugeLocked(series, figure).Set(figure.value);
   for (const auto& [kind, bytes] : figures.memory_peak_bytes) {
     ObserveFigure(
         FigureOfLocked(labels, series.memory[kind], last_memory_, memory_, MemoryBytesBuckets(), kind), bytes);

@@ -34,6 +34,12 @@ namespace benchfleet::coordinator {
 // At most this many distinct variant label values per (agent, task); later ones are "other".
 inline constexpr size_t kMaxVariantsPerTask = 16;
 
+// At most this many distinct headline figures (figure, unit, headline, better) per (agent, task);
+// later ones all go to the one whose four labels are "other". A backend declares a handful
+// (llama-server 3, openai 5, plus energy per token where measured), so only a record that does
+// not come from a declaration reaches it.
+inline constexpr size_t kMaxFiguresPerTask = 8;
+
 class PrometheusMetrics : public CoordinatorMetrics {
  public:
   PrometheusMetrics();
@@ -74,8 +80,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   struct RunSeries {
     RunLabels labels;  // variant bounded
     FigureSeries wall;
-    FigureSeries tokens;
-    FigureSeries ttft;
+    std::map<std::string, prometheus::Gauge*> headlines;  // by HeadlineFigure::Key(), figures bounded
     std::map<std::string, FigureSeries> memory;  // by kind
     prometheus::Gauge* last_start = nullptr;     // benchfleet_run_last_start_timestamp_seconds
   };
@@ -91,6 +96,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   prometheus::Gauge& AgentGaugeLocked(const std::string& agent);
   FlagCounters& FlagsOfLocked(const std::string& agent, const std::string& task);
   std::string BoundedVariantLocked(const RunLabels& labels);
+  prometheus::Gauge& HeadlineGaugeLocked(RunSeries& series, const HeadlineFigure& figure);
   KnownRun KnownRunLocked(const v1::RunRecord& record, bool failed);
   FigureSeries& FigureOfLocked(const RunLabels& labels, FigureSeries& series,
                                prometheus::Family<prometheus::Gauge>* last,
@@ -119,10 +125,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   // Bench results.
   prometheus::Family<prometheus::Gauge>* last_wall_;
   prometheus::Family<prometheus::Histogram>* wall_;
-  prometheus::Family<prometheus::Gauge>* last_tokens_;
-  prometheus::Family<prometheus::Histogram>* tokens_;
-  prometheus::Family<prometheus::Gauge>* last_ttft_;
-  prometheus::Family<prometheus::Histogram>* ttft_;
+  prometheus::Family<prometheus::Gauge>* last_figure_;
   prometheus::Family<prometheus::Gauge>* last_memory_;
   prometheus::Family<prometheus::Histogram>* memory_;
   prometheus::Family<prometheus::Gauge>* last_start_;
@@ -133,6 +136,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   std::map<std::string, prometheus::Gauge*> agent_gauges_;    // agent_connected; guarded by mu_
   std::map<AgentTask, FlagCounters> flags_;                    // guarded by mu_
   std::map<AgentTask, std::set<std::string>> variants_;        // the first 16; guarded by mu_
+  std::map<AgentTask, std::set<std::string>> figures_;         // the first 8 keys; guarded by mu_
   std::map<std::string, RunSeries> run_series_;                // by joined labels; guarded by mu_
   // RunStored's fast path, one hash lookup for a label set seen before: the run's labels as it
   // carries them (variant not bounded) -> its flags and series. Only runs whose variant kept its

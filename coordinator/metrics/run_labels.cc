@@ -8,6 +8,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/figures.h"
 
 namespace benchfleet::coordinator {
 namespace {
@@ -76,6 +78,8 @@ std::string MemoryKindLabel(v1::MemoryKind kind) {
   return MemoryKindLabels()[kind];
 }
 
+std::string HeadlineFigure::Key() const { return absl::StrCat(figure, "\x1f", unit, "\x1f", headline, "\x1f", better); }
+
 RunLabels RunLabelsOf(const v1::RunRecord& record) {
   RunLabels labels;
   labels.agent = record.agent_id();
@@ -102,14 +106,35 @@ RunFigures RunFiguresOf(const v1::RunRecord& record) {
     figures.wall_seconds = static_cast<double>(record.wall_duration().seconds()) +
                            static_cast<double>(record.wall_duration().nanos()) * 1e-9;
   }
-  std::optional<double> predicted_per_second;
+  // The headline figures in record order (a repeated name keeps its first place and its last
+  // value), then by rank.
+  std::vector<std::pair<const v1::Metric*, double>> headlines;
   for (const v1::Metric& m : record.metrics()) {
-    if (!std::isfinite(m.value())) continue;
-    if (m.name() == "tokens_per_second") figures.tokens_per_second = m.value();
-    if (m.name() == "predicted_per_second") predicted_per_second = m.value();
-    if (m.name() == "time_to_first_token_seconds") figures.time_to_first_token_seconds = m.value();
+    if (m.headline() == 0 || !std::isfinite(m.value())) continue;
+    const auto same = std::find_if(headlines.begin(), headlines.end(),
+                                   [&](const auto& h) { return h.first->name() == m.name(); });
+    if (same != headlines.end()) {
+      same->second = m.value();
+    } else {
+      headlines.emplace_back(&m, m.value());
+    }
   }
-  if (!figures.tokens_per_second.has_value()) figures.tokens_per_second = predicted_per_second;
+  std::stable_sort(headlines.begin(), headlines.end(),
+                   [](const auto& a, const auto& b) { return a.first->headline() < b.first->headline(); });
+  for (const auto& [metric, value] : headlines) {
+    HeadlineFigure h;
+    h.figure = FigureLabel(*metric);
+    h.unit = metric->unit();
+    if (h.figure.size() > kMaxFigureLabelLength || h.unit.size() > kMaxFigureLabelLength) {
+      h.figure = h.unit = h.headline = h.better = kFigureOther;
+    } else {
+      h.headline = absl::StrCat(metric->headline());
+      const std::string_view better = BetterWord(metric->better());
+      h.better = better.empty() ? "unspecified" : std::string(better);
+    }
+    h.value = value;
+    figures.headlines.push_back(std::move(h));
+  }
 
   // The largest figure of each kind, by enum number; then in label order.
   std::array<std::optional<double>, v1::MemoryKind_ARRAYSIZE> peaks;

@@ -8,11 +8,13 @@
 -- `metrics` is an object {metric name: value} (the last one when a record repeats a name;
 -- non-finite values as null).
 --
--- Tokens per second by call index for the machine whose hostname is 'X':
+-- A figure by call index for the machine whose hostname is 'X' (NAME: a metric name as the
+-- backend's declaration, agent/backends/<backend>/figures.h, spells it; the run's main figure,
+-- whatever its backend, is in the headline_* columns of 0005_headline.sql):
 --
---   SELECT r.phase, r.call_index, (r.metrics ->> 'tokens_per_second')::double precision AS tokens_per_second
+--   SELECT r.phase, r.call_index, (r.metrics ->> 'NAME')::double precision AS value
 --   FROM runs r JOIN machines m USING (agent_id)
---   WHERE m.hostname = 'X' AND r.metrics ? 'tokens_per_second'
+--   WHERE m.hostname = 'X' AND r.metrics ? 'NAME'
 --   ORDER BY r.phase, r.call_index, r.start_time;
 
 CREATE TABLE machines (

@@ -6,23 +6,39 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/figures.h"
 
 namespace benchfleet::coordinator {
 namespace {
 
-constexpr const char* kRates[] = {"predicted_per_second", "images_per_second", "tokens_per_second"};
 constexpr char kWallSeconds[] = "wall_seconds";
 
-std::optional<double> RunMetric(const v1::RunRecord& run, const std::string& name) {
-  if (name == kWallSeconds) {
-    if (!run.has_wall_duration()) return std::nullopt;
-    return static_cast<double>(run.wall_duration().seconds()) + run.wall_duration().nanos() * 1e-9;
+// The figure a run is judged by: what the verdict names and which way is worse.
+struct KeyFigure {
+  std::string metric;  // the metric's name (the baseline's `metrics` are by name), or kWallSeconds
+  std::string label;
+  std::string unit;
+  v1::Better better = v1::BETTER_UNSPECIFIED;
+  double value = 0;
+};
+
+// The run's main figure as its backend declared it, else its wall seconds; nullopt with neither.
+std::optional<KeyFigure> KeyFigureOf(const v1::RunRecord& run) {
+  if (const v1::Metric* main = MainFigure(run); main != nullptr) {
+    // The value the `metrics` column keeps (and baselines read): the last of that name.
+    std::optional<double> value;
+    for (const auto& m : run.metrics()) {
+      if (m.name() == main->name() && std::isfinite(m.value())) value = m.value();
+    }
+    if (value.has_value()) {
+      // A main figure is a rate unless declared otherwise (records stamped before `better`).
+      const v1::Better better = main->better() == v1::BETTER_LOWER ? v1::BETTER_LOWER : v1::BETTER_HIGHER;
+      return KeyFigure{main->name(), FigureLabel(*main), main->unit(), better, *value};
+    }
   }
-  std::optional<double> value;
-  for (const auto& m : run.metrics()) {
-    if (m.name() == name && std::isfinite(m.value())) value = m.value();  // the last one, as stored
-  }
-  return value;
+  if (!run.has_wall_duration()) return std::nullopt;
+  const double wall = static_cast<double>(run.wall_duration().seconds()) + run.wall_duration().nanos() * 1e-9;
+  return KeyFigure{kWallSeconds, "wall time", "s", v1::BETTER_LOWER, wall};
 }
 
 std::optional<double> BaselineMetric(const BaselineRun& run, const std::string& name) {
@@ -75,21 +91,11 @@ std::string DescribeConditionsChange(const v1::MachineConditions& before, const 
 std::optional<v1::RegressionVerdict> CheckRegression(
     const v1::RunRecord& run, const std::vector<BaselineRun>& baseline, double threshold,
     const std::map<std::string, v1::MachineConditions>& conditions) {
-  std::string metric;
-  std::optional<double> value;
-  for (const char* name : kRates) {
-    value = RunMetric(run, name);
-    if (value.has_value()) {
-      metric = name;
-      break;
-    }
-  }
-  if (!value.has_value()) {
-    metric = kWallSeconds;
-    value = RunMetric(run, metric);
-  }
-  if (!value.has_value()) return std::nullopt;
-  const bool higher_is_better = metric != kWallSeconds;
+  const std::optional<KeyFigure> key = KeyFigureOf(run);
+  if (!key.has_value()) return std::nullopt;
+  const std::string& metric = key->metric;
+  const double value = key->value;
+  const bool higher_is_better = key->better == v1::BETTER_HIGHER;
 
   v1::RegressionVerdict verdict;
   std::vector<double> values;
@@ -107,14 +113,17 @@ std::optional<v1::RegressionVerdict> CheckRegression(
   const double max = *std::max_element(values.begin(), values.end());
   verdict.set_run_id(run.run_id());
   verdict.set_metric(metric);
-  verdict.set_value(*value);
+  verdict.set_label(key->label);
+  verdict.set_unit(key->unit);
+  verdict.set_better(key->better);
+  verdict.set_value(value);
   verdict.set_baseline_median(median);
   verdict.set_baseline_min(min);
   verdict.set_baseline_max(max);
-  const double change = median != 0 ? (*value - median) / median : 0;
+  const double change = median != 0 ? (value - median) / median : 0;
   verdict.set_change(change);
   const bool worse_by_threshold = higher_is_better ? change < -threshold : change > threshold;
-  const bool outside = higher_is_better ? *value < min : *value > max;
+  const bool outside = higher_is_better ? value < min : value > max;
   verdict.set_regression(median != 0 && worse_by_threshold && outside);
 
   if (latest->conditions_fingerprint != run.conditions_fingerprint()) {
@@ -134,8 +143,11 @@ std::optional<v1::RegressionVerdict> CheckRegression(
 }
 
 std::string RegressionReason(const v1::RegressionVerdict& v) {
+  // A verdict stored before `label` and `unit` names its metric, unit-less.
+  const std::string& figure = v.label().empty() ? v.metric() : v.label();
+  const std::string unit = v.unit().empty() ? "" : absl::StrCat(" ", v.unit());
   std::string reason = absl::StrFormat(
-      "%s %.4g is %.1f%% worse than the median %.4g of %d runs (min %.4g, max %.4g)", v.metric(), v.value(),
+      "%s %.4g%s is %.1f%% worse than the median %.4g of %d runs (min %.4g, max %.4g)", figure, v.value(), unit,
       std::fabs(v.change()) * 100, v.baseline_median(), v.baseline_run_ids_size(), v.baseline_min(),
       v.baseline_max());
   if (!v.conditions_change().empty()) absl::StrAppend(&reason, "; conditions changed: ", v.conditions_change());

@@ -1,7 +1,8 @@
 // The regression check of a scheduled series' run: its key figure against the baseline (the last K
 // accepted runs of the same task, agent, mode, phase and matrix, read by FleetStore::Baseline).
-// Key figure: the first of predicted_per_second, images_per_second, tokens_per_second the run has
-// (higher is better), else its wall seconds (lower is better). REGRESSION when the run is worse
+// Key figure: the run's main figure (the metric its backend declares as headline 1, with its
+// `better`: a lower-is-better figure regresses when it rises; higher is assumed when the
+// declaration says neither), else its wall seconds (lower is better). REGRESSION when the run is worse
 // than the baseline's median by more than the threshold AND outside the baseline's [min, max]. A
 // change of conditions since the baseline's latest run is named beside the verdict, never used to
 // start a new baseline (it is often the very cause). Pure functions; thread-safe.
@@ -31,8 +32,8 @@ std::optional<v1::RegressionVerdict> CheckRegression(
 // llama-server b4000 -> b4123"; "" when nothing named differs.
 std::string DescribeConditionsChange(const v1::MachineConditions& before, const v1::MachineConditions& after);
 
-// Returns the REGRESSION annotation's reason, e.g. "tokens_per_second 41.2 is 20.0% worse than
-// the median 51.5 of 5 runs (min 50.1, max 52.3)".
+// Returns the REGRESSION annotation's reason, e.g. "generation tokens/s 41.2 tokens/s is 20.0%
+// worse than the median 51.5 of 5 runs (min 50.1, max 52.3)".
 std::string RegressionReason(const v1::RegressionVerdict& verdict);
 
 }  // namespace benchfleet::coordinator

@@ -1,8 +1,10 @@
 #include "coordinator/store/run_rows.h"
 
 #include <cctype>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/figures.h"
 #include "common/record_validation.h"
 #include "coordinator/store/civil_time.h"
 #include "coordinator/store/pg_text.h"
@@ -54,6 +56,33 @@ void AppendMetricsObject(const v1::RunRecord& record, std::string* out) {
   AppendCopyField(json, out);
 }
 
+// Appends the headline_label, headline_unit, headline_value and headline_better fields: the
+// record's main figure as its backend declared it (all four NULL when it has none).
+void AppendMainFigure(const v1::RunRecord& record, std::string* out) {
+  const v1::Metric* main = MainFigure(record);
+  if (main == nullptr) {
+    out->append("\\N\t\\N\t\\N\t\\N");
+    return;
+  }
+  // FigureLabel's rule (the label, else the name) without its copy: this runs for every record.
+  AppendCopyField(main->label().empty() ? main->name() : main->label(), out);
+  Tab(out);
+  AppendCopyField(main->unit(), out);
+  Tab(out);
+  if (std::isfinite(main->value())) {
+    AppendJsonNumber(main->value(), out);
+  } else {
+    AppendCopyNull(out);
+  }
+  Tab(out);
+  const std::string_view better = BetterWord(main->better());
+  if (better.empty()) {
+    AppendCopyNull(out);
+  } else {
+    out->append(better);
+  }
+}
+
 // Appends the record's protobuf encoding as a bytea field in COPY text: the hex form "\\x..."
 // (its backslash doubled, as COPY text escapes one). Readers parse it far faster than `record`.
 void AppendRecordBytea(const v1::RunRecord& record, std::string* out) {
@@ -79,7 +108,8 @@ void AppendRecordBytea(const v1::RunRecord& record, std::string* out) {
 const char kRunRowColumns[] =
     "run_id, series_id, task_id, agent_id, conditions_fingerprint, backend, task, mode, phase, "
     "call_index, repetition, start_time, end_time, wall_seconds, status, simulated, provenance, "
-    "agent_version, flags, metrics, record, record_pb";
+    "agent_version, flags, metrics, record, record_pb, headline_label, headline_unit, headline_value, "
+    "headline_better";
 
 std::string CanonicalRunId(const std::string& run_id) {
   std::string id = run_id;
@@ -156,6 +186,8 @@ absl::Status AppendRunRow(const v1::RunRecord& record, PreparedRuns* out) {
   } else {
     AppendRecordBytea(record, &line);
   }
+  Tab(&line);
+  AppendMainFigure(record, &line);
   line.push_back('\n');
 
   run.offset = offset;

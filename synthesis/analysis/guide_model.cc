@@ -31,7 +31,21 @@ std::string ClassOf(const GuideContext& context, const std::string& machine) {
   return it != context.class_of_machine.end() && !it->second.empty() ? it->second : machine;
 }
 
-bool IsRate(const Cell& cell) { return cell.metric != "wall_seconds"; }
+// A rate (tokens/s, images/s) is higher-better; the rest (seconds, the wall-time fallback) lower.
+bool IsRate(const Cell& cell) { return cell.better == v1::BETTER_HIGHER; }
+
+// The cells a task is judged on: its warm cells, and the cold cells of a machine, backend, mode
+// and matrix point that has no warm cell (a Workflow v6 series restarts its container for every
+// repetition: every run is cold).
+bool IsJudged(const Cell& cell, const Analysis& analysis) {
+  if (cell.key.phase == v1::PHASE_WARM) return true;
+  if (cell.key.phase != v1::PHASE_COLD) return false;
+  CellKey warm = cell.key;
+  warm.phase = v1::PHASE_WARM;
+  auto it = std::lower_bound(analysis.cells.begin(), analysis.cells.end(), warm,
+                             [](const Cell& c, const CellKey& k) { return c.key < k; });
+  return it == analysis.cells.end() || it->key != warm;
+}
 
 struct CellFigure {
   std::string basis;
@@ -101,7 +115,7 @@ TaskVerdicts VerdictsFor(const std::string& task, const GuideContext& context, c
   // Warm cells with a positive figure (a zero figure has no seconds per item), by class then key.
   std::vector<std::tuple<std::string, const Cell*, CellFigure>> judged;
   for (const Cell& c : analysis.cells) {
-    if (c.key.task != task || c.key.phase != v1::PHASE_WARM) continue;
+    if (c.key.task != task || !IsJudged(c, analysis)) continue;
     std::optional<CellFigure> cf = FigureOf(c);
     if (!cf || !(cf->figure.value > 0)) continue;
     judged.emplace_back(ClassOf(context, c.key.machine), &c, *cf);

@@ -111,7 +111,7 @@ RunRow* RunRowStore::Add(const v1::RunRecord& r) {
     auto* metrics = Allocate<RunRow::Metric>(r.metrics_size());
     for (int i = 0; i < r.metrics_size(); ++i) {
       const v1::Metric& m = r.metrics(i);
-      metrics[i] = {Intern(m.name()), Intern(m.unit()), m.value()};
+      metrics[i] = {Intern(m.name()), Intern(m.unit()), m.value(), Intern(m.label()), m.headline(), m.better()};
     }
     row.metrics = {metrics, static_cast<size_t>(r.metrics_size())};
   }
@@ -150,7 +150,10 @@ std::string DebugString(const RunRow& r) {
   if (r.has_wall_duration) out << r.wall_seconds;
   out << "\nparams=";
   for (const auto& p : r.params) out << p.key << "=" << p.value << ";";
-  for (const auto& m : r.metrics) out << "\nmetric " << m.name << "=" << m.value << " " << m.unit;
+  for (const auto& m : r.metrics) {
+    out << "\nmetric " << m.name << "=" << m.value << " " << m.unit;
+    if (m.headline > 0) out << " headline " << m.headline << " \"" << m.label << "\"";
+  }
   for (const auto& m : r.memory) out << "\nmemory " << m.kind << " " << m.scope << " " << m.bytes << " " << m.source;
   for (const auto& f : r.flags) out << "\nflag " << f.code << " " << f.reason;
   out << "\n";

@@ -29,6 +29,10 @@ struct RunRow {
   struct Metric {
     std::string_view name, unit;
     double value = 0;
+    // The backend's declaration, as stamped on the record (common/figures.h).
+    std::string_view label;
+    uint32_t headline = 0;
+    v1::Better better = v1::BETTER_UNSPECIFIED;
   };
   struct Memory {
     v1::MemoryKind kind = v1::MEMORY_KIND_UNSPECIFIED;

@@ -16,8 +16,8 @@
 namespace benchfleet::synthesis {
 namespace {
 
-// Preference order of the figure shown per cell: the throughput a backend reports, else wall time.
-constexpr std::string_view kThroughputMetrics[] = {"predicted_per_second", "images_per_second", "tokens_per_second"};
+// The figure of runs whose records carry no declaration: the run's wall time.
+constexpr std::string_view kWallSeconds = "wall_seconds";
 
 // The flags of the accepted-run rule, and INVALIDATED (an operator's annotation, a row flag here).
 bool IsExcludedRun(std::string_view code) { return IsExcludingFlag(code) || code == kInvalidatedCode; }
@@ -30,10 +30,14 @@ struct CellKeyView {
 
 struct CellKeyLess {
   using is_transparent = void;
+  // CellKey's order (matrices by MatrixStringLess), over views and keys alike.
   template <typename A, typename B>
   bool operator()(const A& a, const B& b) const {
-    return std::tie(a.task, a.machine, a.backend, a.mode, a.matrix, a.phase) <
-           std::tie(b.task, b.machine, b.backend, b.mode, b.matrix, b.phase);
+    const auto x = std::tie(a.task, a.machine, a.backend, a.mode);
+    const auto y = std::tie(b.task, b.machine, b.backend, b.mode);
+    if (x != y) return x < y;
+    if (a.matrix != b.matrix) return MatrixStringLess(a.matrix, b.matrix);
+    return a.phase < b.phase;
   }
 };
 
@@ -61,14 +65,6 @@ std::map<CellKey, std::vector<const RunRow*>> GroupByCell(const std::vector<cons
   return {std::make_move_iterator(cells.begin()), std::make_move_iterator(cells.end())};
 }
 
-std::string UnitOf(const RunRow& r, const std::string& metric) {
-  if (metric == "wall_seconds") return "s";
-  for (const auto& m : r.metrics) {
-    if (m.name == metric) return std::string(m.unit);
-  }
-  return "";
-}
-
 void AppendTraps(const CellKey& key, const std::vector<const RunRow*>& runs, std::vector<Trap>* traps) {
   for (const auto* r : runs) {
     if (r->status == v1::RunStatus::CODE_FAILED) {
@@ -90,9 +86,21 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
     if (r->status == v1::RunStatus::CODE_OK) ok.push_back(r);
   }
   cell.metric = SelectMetricName(ok);
+  cell.label = cell.metric;
   for (const auto* r : ok) {
-    if (MetricOf(*r, cell.metric)) {
-      cell.unit = UnitOf(*r, cell.metric);
+    if (cell.metric == kWallSeconds) {
+      if (MetricOf(*r, cell.metric)) {
+        cell.unit = "s";
+        break;
+      }
+      continue;
+    }
+    auto m = std::find_if(r->metrics.begin(), r->metrics.end(),
+                          [&](const RunRow::Metric& x) { return x.name == cell.metric; });
+    if (m != r->metrics.end()) {
+      cell.unit = std::string(m->unit);
+      if (!m->label.empty()) cell.label = std::string(m->label);
+      cell.better = m->better == v1::BETTER_UNSPECIFIED ? v1::BETTER_HIGHER : m->better;
       break;
     }
   }
@@ -128,9 +136,9 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
     // The duration chart's figure: the cell's own when its metric is wall time, else the run's own
     // "value" source, added right after its figure's so the ids stay deterministic.
     std::optional<Figure> wall;
-    if (cell.metric == "wall_seconds") {
+    if (cell.metric == kWallSeconds) {
       wall = *figure;
-    } else if (std::optional<double> seconds = MetricOf(*r, "wall_seconds")) {
+    } else if (std::optional<double> seconds = MetricOf(*r, kWallSeconds)) {
       wall = Figure{*seconds, "s", table->AddValue(r->run_id, r->provenance, *seconds)};
     }
     cell.runs.push_back(RunFigure{std::string(r->run_id), r->call_index, *figure, wall});
@@ -186,6 +194,44 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
     cell.excluded_count = Figure{static_cast<double>(ids.size()), "runs", table->AddCount(ids, provenance)};
   }
 
+  // Further headline figures: each name's values over the accepted runs, by headline rank.
+  struct FurtherAcc {
+    FurtherFigure figure;
+    std::vector<std::string> ids, provenance;
+    std::vector<double> inputs;
+  };
+  std::map<std::pair<uint32_t, std::string_view>, FurtherAcc> further;
+  for (const auto* r : accepted) {
+    for (const auto& m : r->metrics) {
+      if (m.headline <= 1 || m.name == cell.metric) continue;
+      FurtherAcc& acc = further[{m.headline, m.name}];
+      if (acc.ids.empty()) {
+        acc.figure.name = std::string(m.name);
+        acc.figure.label = m.label.empty() ? std::string(m.name) : std::string(m.label);
+        acc.figure.unit = std::string(m.unit);
+        acc.figure.headline = m.headline;
+      }
+      acc.ids.emplace_back(r->run_id);
+      acc.provenance.emplace_back(r->provenance);
+      acc.inputs.push_back(m.value);
+    }
+  }
+  for (auto& [rank_name, acc] : further) {
+    FurtherFigure f = std::move(acc.figure);
+    const size_t runs = acc.inputs.size();
+    std::vector<double> sorted = acc.inputs;
+    std::sort(sorted.begin(), sorted.end());
+    if (runs >= static_cast<size_t>(kMedianMinRuns)) {
+      f.median = Figure{Quantile(sorted, 0.5), f.unit, table->Add("median", acc.ids, acc.provenance, acc.inputs)};
+    } else if (runs == 1) {
+      f.min = Figure{sorted.front(), f.unit, table->Add("value", acc.ids, acc.provenance, acc.inputs)};
+    } else {
+      f.min = Figure{sorted.front(), f.unit, table->Add("min", acc.ids, acc.provenance, acc.inputs)};
+      f.max = Figure{sorted.back(), f.unit, table->Add("max", acc.ids, acc.provenance, acc.inputs)};
+    }
+    cell.further.push_back(std::move(f));
+  }
+
   // Memory: max per (kind, scope) over accepted runs; the first run (in run order) at the max wins.
   struct Acc {
     uint64_t max = 0;
@@ -231,6 +277,11 @@ void ShiftCellSourceIds(size_t shift, Cell* cell) {
     if (f->has_value()) shift_figure(**f);
   }
   for (MemoryEntry& m : cell->memory) shift_figure(m.bytes);
+  for (FurtherFigure& f : cell->further) {
+    for (std::optional<Figure>* x : {&f.median, &f.min, &f.max}) {
+      if (x->has_value()) shift_figure(**x);
+    }
+  }
 }
 
 }  // namespace
@@ -246,26 +297,30 @@ std::string_view DefaultMachineOfRow(const RunRow& row) {
 }
 
 std::string SelectMetricName(const std::vector<const RunRow*>& runs) {
-  // One pass over the runs, keeping the most preferred name seen; a cell of a million runs without
-  // any of them (wall time) was read three times over.
-  constexpr size_t kNone = std::size(kThroughputMetrics);
-  size_t best = kNone;
+  // Counted by view: runs of one backend share one interned name, so this is a handful of entries.
+  std::vector<std::pair<std::string_view, size_t>> counts;
   for (const auto* r : runs) {
     for (const auto& m : r->metrics) {
-      for (size_t i = 0; i < best; ++i) {
-        if (m.name == kThroughputMetrics[i]) {
-          best = i;
-          break;
-        }
+      if (m.headline != 1) continue;
+      auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == m.name; });
+      if (it == counts.end()) {
+        counts.emplace_back(m.name, 1);
+      } else {
+        ++it->second;
       }
+      break;
     }
-    if (best == 0) break;
   }
-  return std::string(best == kNone ? "wall_seconds" : kThroughputMetrics[best]);
+  if (counts.empty()) return std::string(kWallSeconds);
+  auto best = counts.begin();
+  for (auto it = counts.begin(); it != counts.end(); ++it) {
+    if (it->second > best->second) best = it;
+  }
+  return std::string(best->first);
 }
 
-std::optional<double> MetricOf(const RunRow& row, const std::string& metric) {
-  if (metric == "wall_seconds") {
+std::optional<double> MetricOf(const RunRow& row, std::string_view metric) {
+  if (metric == kWallSeconds) {
     if (!row.has_wall_duration) return std::nullopt;
     return row.wall_seconds;
   }

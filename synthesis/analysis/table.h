@@ -5,14 +5,17 @@
 #ifndef BENCHFLEET_SYNTHESIS_ANALYSIS_TABLE_H_
 #define BENCHFLEET_SYNTHESIS_ANALYSIS_TABLE_H_
 
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "benchfleet/v1/record.pb.h"
+#include "common/matrix_order.h"
 #include "synthesis/analysis/run_row.h"
 #include "synthesis/analysis/sources.h"
 
@@ -32,7 +35,18 @@ struct CellKey {
   std::string mode;
   std::string matrix;  // "k=v;k=v" sorted by key
   v1::Phase phase = v1::PHASE_UNSPECIFIED;
-  friend auto operator<=>(const CellKey&, const CellKey&) = default;
+  friend bool operator==(const CellKey&, const CellKey&) = default;
+  // Field by field; matrices by MatrixStringLess (common/matrix_order.h): batch_size=4 before 16.
+  friend std::strong_ordering operator<=>(const CellKey& a, const CellKey& b) {
+    if (auto c = std::tie(a.task, a.machine, a.backend, a.mode) <=> std::tie(b.task, b.machine, b.backend, b.mode);
+        c != 0) {
+      return c;
+    }
+    if (a.matrix != b.matrix) {
+      return MatrixStringLess(a.matrix, b.matrix) ? std::strong_ordering::less : std::strong_ordering::greater;
+    }
+    return a.phase <=> b.phase;
+  }
 };
 
 struct RunFigure {
@@ -63,10 +77,26 @@ struct MemoryEntry {
   Figure bytes;
 };
 
+// A headline figure of the cell's runs besides its main one (Metric.headline > 1, e.g. a
+// llama-server's time to first token, a workflow's mean latency): its median over the accepted runs
+// that carry it (>= 5 of them), else their range; each one source naming every run it covers.
+struct FurtherFigure {
+  std::string name;   // the metric's name
+  std::string label;  // its label ("mean latency"), else its name
+  std::string unit;
+  uint32_t headline = 0;
+  std::optional<Figure> median;    // >= 5 runs
+  std::optional<Figure> min, max;  // 1 to 4 runs
+};
+
 struct Cell {
   CellKey key;
   std::string metric;  // chosen by SelectMetricName
+  std::string label;   // the main figure's label for people ("generation tokens/s"), else metric
   std::string unit;
+  // Which way the cell's figure is better: the declaration's, or lower for the wall-time fallback.
+  v1::Better better = v1::BETTER_LOWER;
+  std::vector<FurtherFigure> further;  // by headline rank
   std::vector<RunFigure> runs;  // accepted runs, run order (start_time, call_index, run_id)
   std::vector<ExcludedRun> excluded;
   std::optional<Figure> excluded_count;  // a "count" source, when any run is excluded
@@ -98,12 +128,13 @@ struct Analysis {
 inline constexpr int kMedianMinRuns = 5;
 inline constexpr int kDistributionAboveRuns = 20;
 
-// Returns the name of the figure shown for a set of runs: the first of predicted_per_second,
-// images_per_second, tokens_per_second that any of them carries, else "wall_seconds".
+// Returns the name of the figure shown for a set of runs: their main figure as their backend declares
+// it (Metric.headline 1; the most common name when they differ, the first in run order on a tie),
+// else "wall_seconds" (records without a declaration: the run's wall time).
 std::string SelectMetricName(const std::vector<const RunRow*>& runs);
 
 // Returns the value of `metric` in `row` ("wall_seconds" reads wall_duration), if present.
-std::optional<double> MetricOf(const RunRow& row, const std::string& metric);
+std::optional<double> MetricOf(const RunRow& row, std::string_view metric);
 
 // Returns the p-quantile (0..1) of `sorted` (non-empty, ascending) by linear interpolation
 // between order statistics (Hyndman-Fan type 7, R's default): h = (n-1)p.

@@ -10,10 +10,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "synthesis/readers/file_formats.h"
+#include "common/figures.h"
 #include "synthesis/readers/file_record.h"
 
 namespace benchfleet::synthesis {
 namespace {
+
+// What a ComfyUI server log says of a prompt (common/figures.h): "Prompt executed in X seconds".
+constexpr FigureDeclaration kComfyUiLogFigures[] = {
+    {.name = "wall_seconds", .unit = "s", .better = v1::BETTER_LOWER, .headline = 1,
+     .label = "execution time"},
+};
 
 constexpr std::string_view kExecuted = "Prompt executed in ";
 constexpr std::string_view kException = "!!! Exception during processing !!!";
@@ -79,6 +86,7 @@ void ReadComfyUiLog(const std::string& path, std::string_view content, ReadResul
       record.mutable_status()->set_log_tail(absl::StrJoin(traceback, "\n"));
     } else {
       AddMetric(&record, "wall_seconds", *seconds, "s");
+      StampFigures(kComfyUiLogFigures, &record);
       if (*seconds < 0.005) {
         v1::Flag* flag = record.add_flags();
         flag->set_code("CACHE_HIT");

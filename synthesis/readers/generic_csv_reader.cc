@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/figures.h"
 #include "common/proto_time.h"
 #include "synthesis/readers/file_formats.h"
 #include "synthesis/readers/file_record.h"
@@ -73,6 +75,15 @@ std::string FillRecord(const std::vector<std::string>& cells, v1::RunRecord* rec
     auto value = ParseDouble(cell(kValue));
     if (!value.has_value()) return absl::StrCat("value \"", cell(kValue), "\" of metric ", cell(kMetric), " is not a number");
     AddMetric(record, cell(kMetric), *value, cell(kUnit));
+    // The row's own figure is its main one; the file does not say which way is better, so its
+    // unit does: a rate ("tokens/s") is higher-better, anything else lower-better.
+    const std::string unit = cell(kUnit);
+    const FigureDeclaration declared[] = {
+        {.name = record->metrics(record->metrics_size() - 1).name(),
+         .unit = unit,
+         .better = absl::EndsWith(unit, "/s") ? v1::BETTER_HIGHER : v1::BETTER_LOWER,
+         .headline = 1}};
+    StampFigures(declared, record);
   } else if (!cell(kValue).empty() || !cell(kUnit).empty()) {
     return "value or unit given without a metric";
   }

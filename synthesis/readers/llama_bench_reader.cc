@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/figures.h"
 #include "common/proto_time.h"
 #include "nlohmann/json.hpp"
 #include "synthesis/readers/file_formats.h"
@@ -18,6 +19,15 @@
 
 namespace benchfleet::synthesis {
 namespace {
+
+// What llama-bench measures (common/figures.h): its tokens/s (avg_ts or one sample's), the test's
+// time and its token count.
+constexpr FigureDeclaration kLlamaBenchFigures[] = {
+    {.name = "tokens_per_second", .unit = "tokens/s", .better = v1::BETTER_HIGHER, .headline = 1,
+     .label = "tokens/s"},
+    {.name = "wall_seconds", .unit = "s", .better = v1::BETTER_LOWER},
+    {.name = "tokens", .unit = "tokens"},
+};
 
 constexpr char kBackend[] = "llama-bench";
 
@@ -105,6 +115,7 @@ void AddMeanRecord(const std::string& path, uint32_t line, const Fields& f, cons
   flag->set_reason(absl::StrCat(why, ": avg_ts ", Field(f, "avg_ts"),
                                 " tokens/s is the mean over the repetitions (stddev_ts ", Field(f, "stddev_ts"),
                                 "); llama-bench -o json keeps each repetition"));
+  StampFigures(kLlamaBenchFigures, &record);
   out->records.push_back(std::move(record));
 }
 
@@ -156,6 +167,7 @@ void ReadTestObject(const std::string& path, uint32_t line, const nlohmann::json
     int64_t tokens = IntField(f, "n_prompt") + IntField(f, "n_gen");
     AddMetric(&record, "tokens", static_cast<double>(tokens), "tokens");
     (*record.mutable_params())["sample"] = absl::StrCat(i + 1, "/", ts.size());
+    StampFigures(kLlamaBenchFigures, &record);
     out->records.push_back(std::move(record));
   }
 }

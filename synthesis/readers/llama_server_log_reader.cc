@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "agent/backends/llama_server/figures.h"
+#include "common/figures.h"
 #include "common/llama_cpp_log.h"
 #include "common/simulated.h"
 #include "synthesis/readers/file_formats.h"
@@ -126,9 +128,9 @@ void ReadLlamaServerLog(const std::string& path, std::string_view content, ReadR
       if (!report.build.empty()) (*pending->mutable_params())["build"] = report.build;
       if (!devices.empty()) (*pending->mutable_params())["devices"] = devices;
       if (!offloaded_layers.empty()) (*pending->mutable_params())["offloaded_layers"] = offloaded_layers;
-      AddMetric(&*pending, "prompt_n", static_cast<double>(t->tokens), "tokens");
-      AddMetric(&*pending, "prompt_seconds", t->ms / 1000.0, "s");
-      AddMetric(&*pending, "prompt_per_second", t->tokens_per_second, "tokens/s");
+      AddMetric(&*pending, agent::llama_server::kPromptN, static_cast<double>(t->tokens), "tokens");
+      AddMetric(&*pending, agent::llama_server::kPromptSeconds, t->ms / 1000.0, "s");
+      AddMetric(&*pending, agent::llama_server::kPromptPerSecond, t->tokens_per_second, "tokens/s");
       continue;
     }
     if (size_t at = line.find(kEval); at != std::string_view::npos && pending.has_value()) {
@@ -138,9 +140,9 @@ void ReadLlamaServerLog(const std::string& path, std::string_view content, ReadR
         pending.reset();
         continue;
       }
-      AddMetric(&*pending, "predicted_n", static_cast<double>(t->tokens), "tokens");
-      AddMetric(&*pending, "predicted_seconds", t->ms / 1000.0, "s");
-      AddMetric(&*pending, "predicted_per_second", t->tokens_per_second, "tokens/s");
+      AddMetric(&*pending, agent::llama_server::kPredictedN, static_cast<double>(t->tokens), "tokens");
+      AddMetric(&*pending, agent::llama_server::kPredictedSeconds, t->ms / 1000.0, "s");
+      AddMetric(&*pending, agent::llama_server::kPredictedPerSecond, t->tokens_per_second, "tokens/s");
       continue;
     }
     if (size_t at = line.find(kTotal); at != std::string_view::npos && pending.has_value()) {
@@ -157,6 +159,7 @@ void ReadLlamaServerLog(const std::string& path, std::string_view content, ReadR
       for (const v1::MemoryFigure& figure : buffers) *pending->add_memory() = figure;
       pending->set_call_index(calls.Next(*pending));
       cold_next = false;
+      StampFigures(agent::llama_server::kFigures, &*pending);
       out->records.push_back(std::move(*pending));
       pending.reset();
     }

@@ -48,6 +48,9 @@ struct Messages {
   std::string_view cond_unknown;     // no conditions.json for the series
   // Memory per kind under each task's table (render.cc). One wording per kind: process memory is
   // never called GPU memory.
+  // The further headline figures of each cell (its backend's declaration), under the table.
+  std::string_view further_heading;  // "Further headline figures"
+  std::string_view further_note;     // median over the accepted runs that carry it, else their range
   std::string_view mem_heading;      // "Memory"
   std::string_view mem_note;         // peak per kind and scope over the accepted runs
   std::string_view mem_bytes;        // unit after a byte figure: "B" / "octets"

@@ -87,6 +87,9 @@ const Messages& MessagesEn() {
       .cond_fingerprint = "Conditions fingerprint",
       .cond_file = "Imported file",
       .cond_unknown = "Machine conditions unknown (no conditions.json for this series).",
+      .further_heading = "Further headline figures",
+      .further_note = "as each backend declares them; the median over the accepted runs that carry the figure when "
+                      "there are at least five, else their range",
       .mem_heading = "Memory",
       .mem_note = "peak per kind and scope over the accepted runs; each kind is its own measure",
       .mem_bytes = "B",

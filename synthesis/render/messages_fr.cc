@@ -91,6 +91,9 @@ const Messages& MessagesFr() {
       .cond_fingerprint = "Empreinte des conditions",
       .cond_file = "Fichier importé",
       .cond_unknown = "Conditions de la machine inconnues (pas de conditions.json pour cette série).",
+      .further_heading = "Autres chiffres principaux",
+      .further_note = "tels que chaque backend les déclare ; la médiane sur les exécutions retenues qui portent le "
+                      "chiffre quand il y en a au moins cinq, sinon leur étendue",
       .mem_heading = "Mémoire",
       .mem_note = "pic par nature et par portée sur les exécutions retenues ; chaque nature est une mesure distincte",
       .mem_bytes = "octets",

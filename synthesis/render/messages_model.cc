@@ -7,7 +7,8 @@ const ModelMessages& ModelMessagesEn() {
       .verdicts_section = "Verdicts",
       .targets_used = "Targets used: {file}. They are requirements, not measurements; each target below is cited "
                       "with its line in that file.",
-      .figure_rule = "Only warm runs are judged. A setting's figure is its median when it has at least five accepted "
+      .figure_rule = "Warm runs are judged; a setting that has only cold runs (a container restarted for every "
+                     "repetition) is judged on those, and says so. A setting's figure is its median when it has at least five accepted "
                      "runs, else its worst accepted run (the lowest rate, the longest time): a median over a few calls "
                      "would hide a collapse. A class' best setting is the one with the highest rate.",
       .task_heading = "Task {task}",
@@ -16,7 +17,8 @@ const ModelMessages& ModelMessagesEn() {
       .use_max = "{use}: at most {target} s per {item}",
       .use_min = "{use}: at least {target} {items} per second",
       .use_interactive = " (one concurrent user)",
-      .no_warm_cell = "No warm run with a figure to judge.",
+      .no_warm_cell = "No accepted run with a figure to judge.",
+      .setting_cold = "cold runs only",
       .col_class = "Class",
       .col_setting = "Setting",
       .col_figure = "Figure",
@@ -93,7 +95,8 @@ const ModelMessages& ModelMessagesFr() {
       .verdicts_section = "Verdicts",
       .targets_used = "Objectifs utilisés : {file}. Ce sont des exigences, pas des mesures ; chaque objectif ci-dessous "
                       "est cité avec sa ligne dans ce fichier.",
-      .figure_rule = "Seules les exécutions à chaud sont jugées. Le chiffre d'un réglage est sa médiane s'il compte au "
+      .figure_rule = "Les exécutions à chaud sont jugées ; un réglage qui n'a que des exécutions à froid (un conteneur "
+                     "redémarré à chaque répétition) est jugé sur celles-ci, et le dit. Le chiffre d'un réglage est sa médiane s'il compte au "
                      "moins cinq exécutions retenues, sinon sa pire exécution retenue (le débit le plus bas, le temps "
                      "le plus long) : une médiane sur peu d'appels masquerait un effondrement. Le meilleur réglage "
                      "d'une classe est celui au débit le plus élevé.",
@@ -103,7 +106,8 @@ const ModelMessages& ModelMessagesFr() {
       .use_max = "{use} : au plus {target} s par {item}",
       .use_min = "{use} : au moins {target} {items} par seconde",
       .use_interactive = " (un utilisateur simultané)",
-      .no_warm_cell = "Aucune exécution à chaud avec un chiffre à juger.",
+      .no_warm_cell = "Aucune exécution retenue avec un chiffre à juger.",
+      .setting_cold = "exécutions à froid seulement",
       .col_class = "Classe",
       .col_setting = "Réglage",
       .col_figure = "Chiffre",

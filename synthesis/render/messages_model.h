@@ -20,7 +20,8 @@ struct ModelMessages {
   std::string_view use_max;             // {use} {target} {item}
   std::string_view use_min;             // {use} {target} {items}
   std::string_view use_interactive;     // appended to an interactive use
-  std::string_view no_warm_cell;        // no warm setting to judge
+  std::string_view no_warm_cell;        // no setting to judge
+  std::string_view setting_cold;        // after a setting judged on its cold runs (no warm run)
   std::string_view col_class, col_setting, col_figure, col_basis, col_seconds_per_item, col_best;  // {item}
   std::string_view basis_median, basis_worst_run;
   std::string_view use_ok, use_not_ok, best_mark, no_mark;

@@ -18,6 +18,14 @@
 namespace benchfleet::synthesis {
 namespace {
 
+// A figure's name with its unit, once: "generation tokens/s (tokens/s)" reads "generation tokens/s".
+std::string FigureName(const std::string& label, const std::string& unit) {
+  if (unit.empty() || (label.size() >= unit.size() && label.compare(label.size() - unit.size(), unit.size(), unit) == 0)) {
+    return label;
+  }
+  return label + " (" + unit + ")";
+}
+
 const Messages& Msg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
 
 std::string_view PhaseName(v1::Phase phase, const Messages& m) {
@@ -80,7 +88,7 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
     }
     std::string range = c.min && c.max ? Ref(*c.min, lang) + " – " + Ref(*c.max, lang) : std::string(m.none_value);
     std::string median = c.median ? Ref(*c.median, lang) : std::string(m.none_value);
-    std::string metric = c.metric + (c.unit.empty() ? "" : " (" + c.unit + ")");
+    std::string metric = FigureName(c.label, c.unit);
     auto ident = [&m](const std::string& text) { return text.empty() ? std::string(m.none_value) : Code(text); };
     out += "| " + Join({ident(c.key.machine), ident(c.key.backend), ident(c.key.mode), ident(c.key.matrix),
                         std::string(PhaseName(c.key.phase, m)), Code(metric), values, range, median,
@@ -89,6 +97,22 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
            " |\n";
   }
   out += "\n";
+  // Further headline figures per cell, under the table, by the backend's rank.
+  std::string further;
+  for (const Cell& c : a.cells) {
+    if (c.key.task != task || c.further.empty()) continue;
+    further += "- " + Code(KeyLabel(c.key, m)) + "\n";
+    for (const FurtherFigure& f : c.further) {
+      std::string value = f.median                ? std::string(m.dist_median) + " " + Ref(*f.median, lang)
+                          : f.min && f.max        ? Ref(*f.min, lang) + " – " + Ref(*f.max, lang)
+                          : f.min                 ? Ref(*f.min, lang)
+                                                  : std::string(m.none_value);
+      further += "  - " + Code(FigureName(f.label, f.unit)) + (lang == Lang::kFr ? " : " : ": ") + value + "\n";
+    }
+  }
+  if (!further.empty()) {
+    out += "**" + std::string(m.further_heading) + "** (" + std::string(m.further_note) + ")\n\n" + further + "\n";
+  }
   // Memory per cell and kind, under the table: the kind's own wording, its scope and the record's
   // measuring method verbatim; the byte figure is the source's own (no unit conversion, so the
   // number test recomputes it as is).
@@ -244,7 +268,7 @@ std::string RenderCallIndexChart(const Analysis& analysis, const std::string& ta
   bool any = false;
   std::set<std::string> metrics;
   for (const Cell* c : cells) {
-    metrics.insert(c->metric + (c->unit.empty() ? "" : " (" + c->unit + ")"));
+    metrics.insert(FigureName(c->label, c->unit));
     for (const RunFigure& rf : c->runs) {
       if (!any) xmin = xmax = rf.call_index;
       xmin = std::min(xmin, rf.call_index);

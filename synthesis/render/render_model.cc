@@ -55,7 +55,9 @@ std::string JoinNonEmpty(const std::vector<std::string>& parts) {
 
 // A setting as one code span: machine / backend / mode / matrix (empty parts left out).
 std::string Setting(const CellKey& key, const ModelMessages& m) {
-  return CodeOrNone(JoinNonEmpty({key.machine, key.backend, key.mode, key.matrix}), m);
+  std::string setting = CodeOrNone(JoinNonEmpty({key.machine, key.backend, key.mode, key.matrix}), m);
+  if (key.phase == v1::PHASE_COLD) setting += " (" + S(m.setting_cold) + ")";
+  return setting;
 }
 
 std::string FigureWithUnit(const Figure& f, Lang lang) {

@@ -1,13 +1,19 @@
 // Static checks of deploy/: the Grafana dashboards (valid JSON, unique panel ids, every panel
 // described and on a provisioned data source, PromQL naming only catalogued or recorded metrics,
-// process and device memory never on one axis), the alert rules the live test keys on, and the
-// small readers these checks use (catalogue, PromQL names, Grafana SQL macros).
+// process and device memory never on one axis, no backend's metric named anywhere), the alert
+// rules the live test keys on, and the small readers these checks use (catalogue, PromQL names,
+// Grafana SQL macros).
 #include <regex>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/backends/comfyui/figures.h"
+#include "agent/backends/llama_server/figures.h"
+#include "agent/backends/openai/figures.h"
+#include "agent/backends/workflow/figures.h"
+#include "agent/platform/device_sampler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/deploy/deploy_files.h"
@@ -250,6 +256,43 @@ TEST_F(DashboardsTest, ProcessAndDeviceMemoryNeverShareAnAxis) {
   EXPECT_EQ(device_panels, 2);
 }
 
+// The dashboards, the rules and the alerts read the figures' declarations (the headline columns
+// and the figure labels the coordinator derives from them), never a backend's metric: adding a
+// backend adds its declaration and nothing here. A declared name is searched as a whole
+// identifier; one-word names ("images", "requests") are words of any text and are left out.
+TEST_F(DashboardsTest, NoDashboardRuleOrAlertNamesABackendsMetric) {
+  std::set<std::string> names;
+  for (FigureDeclarations figures : {FigureDeclarations(agent::llama_server::kFigures),
+                                     FigureDeclarations(agent::comfyui::kFigures),
+                                     FigureDeclarations(agent::openai::kFigures),
+                                     FigureDeclarations(agent::workflow::kFigures),
+                                     FigureDeclarations(agent::kDeviceFigures)}) {
+    for (const FigureDeclaration& f : figures) {
+      if (f.name.find('_') != std::string_view::npos) names.insert(std::string(f.name));
+    }
+  }
+  ASSERT_GT(names.size(), 30u);
+  std::vector<std::pair<std::string, std::string>> files;  // name, text
+  for (const auto& d : dashboards_) files.emplace_back("deploy/grafana/dashboards/" + d.file, d.json.dump());
+  for (const char* path : {"/deploy/prometheus/rules.yml", "/deploy/prometheus/rules_test.yml",
+                           "/deploy/grafana/postgres-readonly-role.sql"}) {
+    absl::StatusOr<std::string> text = ReadTextFile(SourceDir() + path);
+    ASSERT_TRUE(text.ok()) << text.status();
+    files.emplace_back(path + 1, *text);
+  }
+  auto identifier_char = [](char c) { return absl::ascii_isalnum(c) || c == '_'; };
+  for (const auto& [file, text] : files) {
+    for (const std::string& name : names) {
+      for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+        const bool starts = at == 0 || !identifier_char(text[at - 1]);
+        const bool ends = at + name.size() == text.size() || !identifier_char(text[at + name.size()]);
+        EXPECT_FALSE(starts && ends) << file << " names the backends' metric " << name
+                                     << ": read the headline columns or figure labels instead";
+      }
+    }
+  }
+}
+
 TEST(MemoryAxisCheckTest, CatchesAPanelThatMixesOrDoesNotNameKinds) {
   const nlohmann::json prom = {{"type", "prometheus"}, {"uid", "benchfleet-prometheus"}};
   const nlohmann::json pg = {{"type", "postgres"}, {"uid", "benchfleet-postgres"}};
@@ -306,7 +349,7 @@ TEST(RulesTest, TheAlertsExistWithSeverityAndAnnotations) {
 TEST(RulesTest, RecordingRulesFollowLevelMetricOperations) {
   absl::StatusOr<std::set<std::string>> recorded = RecordingRuleNames();
   ASSERT_TRUE(recorded.ok()) << recorded.status();
-  EXPECT_EQ(recorded->size(), 22u);
+  EXPECT_EQ(recorded->size(), 21u);
   for (const auto& name : *recorded) {
     const std::vector<std::string> parts = absl::StrSplit(name, ':');
     ASSERT_EQ(parts.size(), 3u) << name;

@@ -3,14 +3,20 @@
 // coordinator's PgRunStore, a series and a run annotation through PgFleetStore, then
 // deploy/grafana/postgres-readonly-role.sql, and each query run as that role with Grafana's
 // variables and macros expanded (grafana_sql_macros.h). Each must return exactly the rows the
-// records make, and none for a time range before them; the role must not be able to write.
+// records make, and none for a time range before them; the role must not be able to write. The
+// records' figures are stamped with their backends' own declarations (agent/backends/*/figures.h),
+// as the runner stamps them: the panels read the main figure's columns, never a metric's name.
+// (tests/prometheus/dashboards_live_test fills a coordinator with all four backends through gRPC.)
 #include <algorithm>
 #include <pqxx/pqxx>
 #include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/backends/comfyui/figures.h"
+#include "agent/backends/llama_server/figures.h"
 #include "common/conditions_fingerprint.h"
+#include "common/figures.h"
 #include "common/hashing.h"
 #include "coordinator/store/migrator.h"
 #include "coordinator/store/pg_fleet_store.h"
@@ -40,8 +46,8 @@ struct Figures {
   v1::Phase phase = v1::PHASE_WARM;
   uint32_t call_index = 1;
   absl::Duration offset;  // start time after kT0
-  double tokens_per_second = 0;  // 0: none
-  double ttft = 0;
+  double main = 0;    // the backend's main figure (0: none): generation tokens/s, images/s
+  double second = 0;  // its second headline figure: time to first token, server execution time
   bool failed = false;
   std::vector<std::pair<v1::MemoryKind, int64_t>> memory;
   std::vector<std::pair<std::string, std::string>> flags;  // code, reason
@@ -64,17 +70,24 @@ v1::RunRecord MakeRun(const Figures& f, const std::string& series_id) {
   r.mutable_start_time()->set_seconds(start);
   r.mutable_end_time()->set_seconds(start + 2);
   r.mutable_wall_duration()->set_seconds(2);
-  if (f.tokens_per_second > 0) {
+  // The metrics each backend records, then its declaration stamped on them.
+  const bool image = f.backend == "comfyui";
+  if (f.main > 0) {
     auto* m = r.add_metrics();
-    m->set_name("tokens_per_second");
-    m->set_value(f.tokens_per_second);
-    m->set_unit("tokens/s");
+    m->set_name(image ? "images_per_second" : "predicted_per_second");
+    m->set_value(f.main);
+    m->set_unit(image ? "images/s" : "tokens/s");
   }
-  if (f.ttft > 0) {
+  if (f.second > 0) {
     auto* m = r.add_metrics();
-    m->set_name("time_to_first_token_seconds");
-    m->set_value(f.ttft);
+    m->set_name(image ? "server_execution_seconds" : "time_to_first_token_seconds");
+    m->set_value(f.second);
     m->set_unit("s");
+  }
+  if (image) {
+    StampFigures(agent::comfyui::kFigures, &r);
+  } else {
+    StampFigures(agent::llama_server::kFigures, &r);
   }
   for (const auto& [kind, bytes] : f.memory) {
     auto* m = r.add_memory();
@@ -154,13 +167,13 @@ class GrafanaSqlTest : public ::testing::Test {
         {"agent-gpu", "llama-gen", "llama-server", "gpu", v1::PHASE_WARM, 4, absl::Minutes(5), 35, 0.3, false, gpu_memory,
          {{"THROUGHPUT_DROP", "35.0 tokens/s is 70% of the series' median 50.0"}}},
         {"agent-gpu", "llama-gen", "llama-server", "gpu", v1::PHASE_WARM, 5, absl::Minutes(6), 0, 0, true, {}, {}},
-        // mac-studio: llama-gen cold and two warm calls, then txt2img (no tokens/s, a cache hit).
+        // mac-studio: llama-gen cold and two warm calls, then txt2img (images/s, a cache hit).
         {"agent-mac", "llama-gen", "llama-server", "mps", v1::PHASE_COLD, 1, absl::Minutes(10), 20, 3.0, false, mac_memory, {}},
         {"agent-mac", "llama-gen", "llama-server", "mps", v1::PHASE_WARM, 1, absl::Minutes(11), 25, 0.5, false, mac_memory, {}},
         {"agent-mac", "llama-gen", "llama-server", "mps", v1::PHASE_WARM, 2, absl::Minutes(12), 26, 0.5, false, mac_memory, {}},
-        {"agent-mac", "txt2img", "comfyui", "mps", v1::PHASE_WARM, 1, absl::Minutes(20), 0, 0, false,
+        {"agent-mac", "txt2img", "comfyui", "mps", v1::PHASE_WARM, 1, absl::Minutes(20), 0.5, 1.9, false,
          {{v1::MEMORY_KIND_CONTAINER_PEAK, 5 * kGiB}}, {}},
-        {"agent-mac", "txt2img", "comfyui", "mps", v1::PHASE_WARM, 2, absl::Minutes(21), 0, 0, false,
+        {"agent-mac", "txt2img", "comfyui", "mps", v1::PHASE_WARM, 2, absl::Minutes(21), 50, 0.01, false,
          {{v1::MEMORY_KIND_CONTAINER_PEAK, 5 * kGiB}}, {{"CACHE_HIT", "0.01 s: served from the cache"}}},
     };
     coordinator::PreparedRuns prepared;
@@ -175,7 +188,7 @@ class GrafanaSqlTest : public ::testing::Test {
     for (const auto& r : *stored) ASSERT_EQ(r.outcome, coordinator::StoreOutcome::kStored) << r.reason;
     ASSERT_EQ(stored->size(), 11u);
 
-    ASSERT_TRUE(fleet->AnnotateRuns({dropped_run_id_}, "REGRESSION", "tokens_per_second 35 < baseline 50",
+    ASSERT_TRUE(fleet->AnnotateRuns({dropped_run_id_}, "REGRESSION", "generation tokens/s 35 tokens/s < baseline 50",
                                     kT0 + absl::Minutes(30)).ok());
   }
 
@@ -267,18 +280,22 @@ TEST_F(GrafanaSqlTest, TheRoleLogsInReadOnly) {
 TEST_F(GrafanaSqlTest, EverySqlQueryOfTheDashboardsReturnsTheRecordsAsTheReadOnlyRole) {
   // Expected rows per (dashboard, query name), from the records of StoreFleet.
   const std::map<std::pair<std::string, std::string>, size_t> expected = {
-      {{"memory.json", "Host memory peak of each run"}, 13},   // gpu 5 runs x 1, mac llama 3 x 2, txt2img 2 x 1
-      {{"memory.json", "Device memory peak of each run"}, 10}, // gpu 5 runs x 2 kinds
+      // gpu 5 runs x 1, mac llama 3 x 2, txt2img 2 x 1
+      {{"memory.json", "Host memory peak of each run, bytes (process RSS or footprint, container peak, host buffers)"}, 13},
+      // gpu 5 runs x 2 kinds
+      {{"memory.json", "Device memory peak of each run, bytes (device used, device buffers)"}, 10},
       {{"per-run.json", "agent"}, 2},
       {{"per-run.json", "task"}, 2},
-      {{"per-run.json", "Throughput drops"}, 1},
+      {{"per-run.json", "Throughput drops: each run flagged THROUGHPUT_DROP, with its main figure"}, 1},
       {{"per-run.json", "Throughput drop markers"}, 1},
       {{"per-run.json", "Run annotation markers"}, 1},
-      {{"per-run.json", "Tokens per second of each call"}, 8},  // ok runs with tokens/s
-      {{"per-run.json", "Mean tokens per second by call index, cold vs warm"}, 4},
-      {{"per-run.json", "Runs per hour by machine and status"}, 3},  // gpu ok, gpu failed, mac ok
-      {{"per-run.json", "Series and their tasks"}, 3},
-      {{"per-run.json", "Runs"}, 11},
+      // ok runs with a main figure: gpu 5, mac llama 3, txt2img 2
+      {{"per-run.json", "Main figure of each call, by machine (figure and unit in each line's name)"}, 10},
+      // llama-gen calls 1 to 4, txt2img call 1 (its call 2 is a cache hit)
+      {{"per-run.json", "Mean main figure by call index, cold vs warm (per task, figure and unit)"}, 5},
+      {{"per-run.json", "Runs per hour by machine and status (ok, failed)"}, 3},  // gpu ok, gpu failed, mac ok
+      {{"per-run.json", "Series and their tasks on each machine"}, 3},
+      {{"per-run.json", "Runs: each with its main figure and other headline figures"}, 11},
   };
   absl::StatusOr<std::vector<Dashboard>> dashboards = LoadDashboards();
   ASSERT_TRUE(dashboards.ok()) << dashboards.status();
@@ -341,35 +358,53 @@ TEST_F(GrafanaSqlTest, PanelsShowTheRecordsFigures) {
   EXPECT_THAT(context.variables["agent"].values, ElementsAre("agent-gpu", "agent-mac"));
   EXPECT_THAT(context.variables["task"].values, ElementsAre("llama-gen", "txt2img"));
 
-  EXPECT_THAT(run(*per_run, "Throughput drops", context),
-              ElementsAre(ElementsAre("2026-03-02 10:05:00+00", "gpu-box-1", "llama-gen", "gpu", "warm", "4", "35",
+  const std::string drops = "Throughput drops: each run flagged THROUGHPUT_DROP, with its main figure";
+  EXPECT_THAT(run(*per_run, drops, context),
+              ElementsAre(ElementsAre("2026-03-02 10:05:00+00", "gpu-box-1", "llama-gen", "gpu", "warm", "4",
+                                      "generation tokens/s", "35", "tokens/s",
                                       "35.0 tokens/s is 70% of the series' median 50.0")));
-  EXPECT_THAT(run(*per_run, "Mean tokens per second by call index, cold vs warm", context),
-              ElementsAre(ElementsAre("1", "25", "37.5"), ElementsAre("2", "NULL", "38.5"),
-                          ElementsAre("3", "NULL", "50"), ElementsAre("4", "NULL", "35")));
-  EXPECT_THAT(run(*per_run, "Runs per hour by machine and status", context),
+  EXPECT_THAT(run(*per_run, "Mean main figure by call index, cold vs warm (per task, figure and unit)", context),
+              ElementsAre(ElementsAre("llama-gen: generation tokens/s (tokens/s), call 1", "25", "37.5"),
+                          ElementsAre("llama-gen: generation tokens/s (tokens/s), call 2", "NULL", "38.5"),
+                          ElementsAre("llama-gen: generation tokens/s (tokens/s), call 3", "NULL", "50"),
+                          ElementsAre("llama-gen: generation tokens/s (tokens/s), call 4", "NULL", "35"),
+                          ElementsAre("txt2img: images/s (images/s), call 1", "NULL", "0.5")));
+  const Rows calls = run(*per_run, "Main figure of each call, by machine (figure and unit in each line's name)", context);
+  ASSERT_EQ(calls.size(), 10u);
+  EXPECT_THAT(calls[0], ElementsAre("2026-03-02 10:01:00+00", "gpu-box-1 llama-gen gpu cold: generation tokens/s (tokens/s)", "30"));
+  EXPECT_THAT(calls[9], ElementsAre("2026-03-02 10:21:00+00", "mac-studio txt2img mps warm: images/s (images/s)", "50"));
+  EXPECT_THAT(run(*per_run, "Runs per hour by machine and status (ok, failed)", context),
               ElementsAre(ElementsAre("1772445600", "gpu-box-1 failed", "1"), ElementsAre("1772445600", "gpu-box-1 ok", "5"),
                           ElementsAre("1772445600", "mac-studio ok", "5")));
-  const Rows runs = run(*per_run, "Runs", context);
+  const Rows runs = run(*per_run, "Runs: each with its main figure and other headline figures", context);
   ASSERT_EQ(runs.size(), 11u);
   // Newest first: the cache hit of txt2img, then its first call.
-  EXPECT_THAT(runs[0], ::testing::IsSupersetOf({"mac-studio", "txt2img", "comfyui", "CACHE_HIT"}));
+  EXPECT_THAT(runs[0], ::testing::IsSupersetOf({"mac-studio", "txt2img", "comfyui", "CACHE_HIT", "images/s", "50",
+                                                "server execution time 0.01 s"}));
   const auto dropped = std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.back() == dropped_run_id_; });
   ASSERT_NE(dropped, runs.end());
-  EXPECT_THAT(*dropped, ::testing::IsSupersetOf({"THROUGHPUT_DROP", "REGRESSION", "35", "0.3"}));
+  EXPECT_THAT(*dropped, ::testing::IsSupersetOf({"THROUGHPUT_DROP", "REGRESSION", "generation tokens/s", "35", "tokens/s",
+                                                 "time to first token 0.3 s"}));
+  // The failed run has no figure at all.
+  EXPECT_THAT(runs[5], ::testing::IsSupersetOf({"gpu-box-1", "failed"}));
+  EXPECT_EQ(runs[5][10], "NULL");
+  EXPECT_EQ(runs[5][13], "NULL");
 
   // The selection narrows the rows: mac-studio alone has no device memory.
   GrafanaSqlContext mac = context;
   mac.variables["agent"].values = {"agent-mac"};
-  EXPECT_THAT(run(*per_run, "Throughput drops", mac), ElementsAre());
+  EXPECT_THAT(run(*per_run, drops, mac), ElementsAre());
   GrafanaSqlContext memory_context{from, to, {{"agent", {{"agent-gpu"}, true}}, {"task", {{"llama-gen"}, true}}}};
-  const Rows device = run(*memory, "Device memory peak of each run", memory_context);
+  const std::string device_panel = "Device memory peak of each run, bytes (device used, device buffers)";
+  const Rows device = run(*memory, device_panel, memory_context);
   ASSERT_EQ(device.size(), 10u);
   EXPECT_THAT(device[0], ElementsAre("2026-03-02 10:01:00+00", "gpu-box-1 gpu cold device_buffer", std::to_string(4 * kGiB)));
   EXPECT_THAT(device[1], ElementsAre("2026-03-02 10:01:00+00", "gpu-box-1 gpu cold device_used", std::to_string(9 * kGiB)));
   memory_context.variables["agent"].values = {"agent-mac"};
-  EXPECT_THAT(run(*memory, "Device memory peak of each run", memory_context), ElementsAre());
-  EXPECT_EQ(run(*memory, "Host memory peak of each run", memory_context).size(), 6u);
+  EXPECT_THAT(run(*memory, device_panel, memory_context), ElementsAre());
+  EXPECT_EQ(run(*memory, "Host memory peak of each run, bytes (process RSS or footprint, container peak, host buffers)",
+                memory_context).size(),
+            6u);
 }
 
 TEST_F(GrafanaSqlTest, TheRoleCannotWriteNorReadOtherTables) {

@@ -3,13 +3,13 @@
 # temporary folder, then each package checked with dpkg-deb: its name, version and Depends
 # (dpkg-shlibdeps: the bookworm libraries), its files (binaries in /usr/bin, units in
 # /lib/systemd/system, conffiles) and that the packaged program runs (--version).
-# Needs the three programs built. Usage: package_deb_test.sh BUILD_DIR SOURCE_DIR VERSION
+# Needs the three programs (and the agent's workflow-standin) built. Usage: package_deb_test.sh BUILD_DIR SOURCE_DIR VERSION
 set -euo pipefail
 build=$1
 src=$2
 version=$3
 fail() { echo "FAIL: $*" >&2; exit 1; }
-for exe in benchfleet-agent benchfleet-coordinator benchfleet; do
+for exe in benchfleet-agent benchfleet-coordinator benchfleet workflow-standin; do
   [[ -x "$build/bin/$exe" ]] || fail "$build/bin/$exe is not built"
 done
 command -v dpkg-deb >/dev/null || { echo "SKIP: dpkg-deb not installed"; exit 77; }
@@ -23,7 +23,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 arch=$(dpkg --print-architecture)
 declare -A want_files=(
-  [benchfleet-agent]="./usr/bin/benchfleet-agent ./lib/systemd/system/benchfleet-agent.service ./etc/default/benchfleet-agent ./usr/share/doc/benchfleet-agent/agent.example.yaml"
+  [benchfleet-agent]="./usr/bin/benchfleet-agent ./lib/systemd/system/benchfleet-agent.service ./etc/default/benchfleet-agent ./usr/share/doc/benchfleet-agent/agent.example.yaml ./usr/libexec/benchfleet/workflow-standin"
   [benchfleet-coordinator]="./usr/bin/benchfleet-coordinator ./lib/systemd/system/benchfleet-coordinator.service ./etc/default/benchfleet-coordinator ./usr/share/benchfleet/prometheus/rules.yml ./usr/share/benchfleet/grafana/dashboards/fleet-overview.json"
   [benchfleet-cli]="./usr/bin/benchfleet"
 )

@@ -79,7 +79,7 @@ TEST(AgentTasksTest, ServeRunsAnAssignedSeriesRefusesOneOutsideItsAllowListAndNe
   EXPECT_EQ(last.runs_failed(), 0u);
   EXPECT_EQ(last.phase(), "WARM");
   EXPECT_EQ(last.call_index(), 2u);
-  EXPECT_TRUE(absl::StartsWith(last.last_figure(), "predicted_per_second ")) << last.last_figure();
+  EXPECT_TRUE(absl::StartsWith(last.last_figure(), "generation tokens/s ")) << last.last_figure();  // its label
   EXPECT_TRUE(absl::EndsWith(last.last_figure(), " tokens/s SIMULATED")) << last.last_figure();
   const v1::TaskFinished finished =
       coordinator.updates("task-llama", v1::TaskUpdate::kFinished)[0].finished();

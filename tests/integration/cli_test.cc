@@ -1,7 +1,11 @@
-// The `benchfleet` command against a coordinator process: runs and agents, each format, and the
-// label filter that tells two machines apart.
+// The `benchfleet` command against a coordinator process: runs and agents, each format, the
+// label filter that tells two machines apart, and each run named by its machine's hostname and
+// class with its mode and its headline figures.
+#include <algorithm>
 #include <fstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/integration/fleet.h"
@@ -38,6 +42,20 @@ class CliTest : public ::testing::Test {
     return rc;
   }
 
+  // Returns the agent labelled class=cls as `runs` names it, "HOSTNAME (CLS, SHORT_ID)", from
+  // `benchfleet agents`; "" when it is not listed.
+  std::string AgentName(const std::string& cls) {
+    std::string out;
+    if (Cli({"agents", "--format", "csv"}, &out) != 0) return "";
+    for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+      // AGENT and HOSTNAME come first; a later cell may be quoted, so LABELS is found by value.
+      std::vector<std::string> cells = absl::StrSplit(line, ',');
+      if (cells.size() < 2 || std::find(cells.begin(), cells.end(), "class=" + cls) == cells.end()) continue;
+      return absl::StrCat(cells[1], " (", cls, ", ", cells[0].substr(0, 8), ")");
+    }
+    return "";
+  }
+
   PgTestDb db_;
   std::string work_;
   std::unique_ptr<CoordinatorProcess> coordinator_;
@@ -63,6 +81,54 @@ TEST_F(CliTest, TableSaysSimulated) {
   std::string out;
   ASSERT_EQ(Cli({"runs"}, &out), 0) << out;
   EXPECT_NE(out.find("18 runs (18 SIMULATED)"), std::string::npos) << out;
+}
+
+TEST_F(CliTest, TableNamesTheMachineAndShowsTheModeAndTheHeadlineFigures) {
+  const std::string a100 = AgentName("a100");
+  ASSERT_FALSE(a100.empty());
+  std::string out;
+  ASSERT_EQ(Cli({"runs", "--label", "class=a100"}, &out), 0) << out;
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 14u) << out;  // header, 12 runs, count
+  EXPECT_NE(lines[0].find("  AGENT  "), std::string::npos) << out;
+  // The simulated series: a gpu mode, then a cpu mode, each starting with cold call 1. Its
+  // declaration makes tokens/s the main figure and time to first token the second.
+  const std::vector<std::string> cold = {lines[1], lines[7]};
+  for (const std::string& line : cold) {
+    EXPECT_NE(line.find(absl::StrCat("  ", a100, "  ")), std::string::npos) << line;
+    EXPECT_NE(line.find("  cold   1  "), std::string::npos) << line;
+  }
+  EXPECT_NE(cold[0].find("  gpu   cold   1  "), std::string::npos) << cold[0];
+  EXPECT_NE(cold[0].find("  51.8 tokens/s, time to first token 2.4 s  "), std::string::npos) << cold[0];
+  EXPECT_NE(cold[1].find("  cpu   cold   1  "), std::string::npos) << cold[1];
+  EXPECT_NE(cold[1].find("  9.1 tokens/s, time to first token 6.8 s  "), std::string::npos) << cold[1];
+}
+
+TEST_F(CliTest, JsonAndCsvCarryTheMachineAndTheHeadlineFigures) {
+  const std::string m1pro = AgentName("m1pro");
+  ASSERT_FALSE(m1pro.empty());
+  const std::string hostname = m1pro.substr(0, m1pro.find(" ("));
+  std::string out;
+  ASSERT_EQ(Cli({"runs", "--label", "class=m1pro", "--format", "json"}, &out), 0) << out;
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 6u) << out;
+  EXPECT_NE(lines[0].find("\"mode\":\"gpu\""), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(absl::StrCat("\"agent\":{\"hostname\":\"", hostname, "\",\"class\":\"m1pro\",\"name\":\"",
+                                       m1pro, "\"}")),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("\"headline_figures\":[{\"name\":\"tokens_per_second\",\"label\":\"tokens/s\","
+                          "\"value\":51.8,\"unit\":\"tokens/s\",\"text\":\"51.8 tokens/s\"},"),
+            std::string::npos)
+      << lines[0];
+
+  ASSERT_EQ(Cli({"runs", "--label", "class=m1pro", "--format", "csv"}, &out), 0) << out;
+  lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 7u) << out;
+  EXPECT_TRUE(absl::EndsWith(lines[0], ",agent_hostname,agent_class,headline_figures")) << lines[0];
+  EXPECT_TRUE(
+      absl::EndsWith(lines[1], absl::StrCat(",", hostname, ",m1pro,\"51.8 tokens/s, time to first token 2.4 s\"")))
+      << lines[1];
 }
 
 TEST_F(CliTest, AgentsListsBothMachinesWithTheirRunCounts) {

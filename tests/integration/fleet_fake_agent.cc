@@ -1,13 +1,15 @@
 #include "tests/integration/fleet_fake_agent.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "tests/unit/coordinator/test_records.h"
 
 namespace benchfleet::testing {
 
 FakeAgent::FakeAgent(FakeAgentOptions options)
     : options_(std::move(options)),
-      stream_(options_.address, options_.agent_id, "fake", MakeConditions(options_.agent_id, options_.labels),
+      stream_(options_.address, options_.agent_id, "fake",
+              MakeConditions(options_.hostname.empty() ? options_.agent_id : options_.hostname, options_.labels),
               [this](const v1::CoordinatorMessage& message) { OnMessage(message); }) {}
 
 FakeAgent::~FakeAgent() { Disconnect(); }
@@ -88,6 +90,14 @@ void FakeAgent::HandleAssignment(const v1::TaskAssignment& a) {
     record.set_task_id(a.task_id());
     record.set_series_id(a.series_id());
     if (!options_.flag.empty()) record.add_flags()->set_code(options_.flag);
+    double tokens_per_second = 0;
+    for (v1::Metric& m : *record.mutable_metrics()) {
+      if (m.name() != "tokens_per_second") continue;
+      m.set_better(v1::BETTER_HIGHER);  // as a backend's declaration stamps its main figure
+      m.set_headline(1);
+      m.set_label("tokens/s");
+      tokens_per_second = m.value();
+    }
     stream_.WriteBatch({Serialize(record)});
     v1::AgentMessage progress;
     progress.mutable_task_update()->set_task_id(a.task_id());
@@ -96,7 +106,7 @@ void FakeAgent::HandleAssignment(const v1::TaskAssignment& a) {
     p.set_runs_total(static_cast<uint32_t>(total));
     p.set_phase("WARM");
     p.set_call_index(static_cast<uint32_t>(i));
-    p.set_last_figure(absl::StrCat("tokens_per_second ", 50 + i, " tokens/s"));
+    p.set_last_figure(absl::StrFormat("tokens/s %.1f tokens/s", tokens_per_second));
     p.set_last_run_id(record.run_id());
     stream_.Write(progress);
   }

@@ -2,7 +2,8 @@
 // fleet scheduling tests: Hello with labels, then it answers each TaskAssignment as told (run N
 // runs: accepted, one record and one progress per run, finished; refuse; or accept and hold until
 // cancelled) and answers TaskCancel with a cancelled finish. Records carry the task's task_id and
-// series_id. Thread-safe; one stream at a time.
+// series_id, and their tokens/s figure is declared the main figure, as a backend's declaration
+// stamps it. Thread-safe; one stream at a time.
 #ifndef BENCHFLEET_TESTS_INTEGRATION_FLEET_FAKE_AGENT_H_
 #define BENCHFLEET_TESTS_INTEGRATION_FLEET_FAKE_AGENT_H_
 
@@ -24,6 +25,7 @@ namespace benchfleet::testing {
 struct FakeAgentOptions {
   std::string address;  // the coordinator's host:port
   std::string agent_id;
+  std::string hostname;  // in the Hello's conditions; "" for the agent id
   std::map<std::string, std::string> labels;
 
   enum class OnTask { kRun, kRefuse, kHold };

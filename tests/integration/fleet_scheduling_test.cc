@@ -301,16 +301,29 @@ TEST_F(FleetSchedulingTest, RefusedTaskShowsRefusedWithTheReason) {
 TEST_F(FleetSchedulingTest, WatchEndsWithASummaryAndSaysWhetherEveryAgentSucceeded) {
   FakeAgentOptions options;
   options.address = coordinator_->address();
-  options.agent_id = "ok-1";
+  options.agent_id = "0c0ffee1-0000-4000-8000-000000000001";
+  options.hostname = "a100-01";
+  options.labels = {{"class", "a100"}};
   options.flag = "CACHE_HIT";
   FakeAgent good(options);
   ASSERT_TRUE(good.Connect());
-  const v1::SubmitSeriesResponse one = Submit(Spec("watch-ok", "{agents: [ok-1]}"));
+  const v1::SubmitSeriesResponse one = Submit(Spec("watch-ok", "{agents: [\"0c0ffee1-0000-4000-8000-000000000001\"]}"));
   std::string out;
   ASSERT_EQ(Cli({"series", "watch", one.series_id()}, &out), 0) << out;
-  EXPECT_NE(out.find("ok-1  3/3  WARM call 3  tokens_per_second 53 tokens/s  SUCCEEDED\n"),
+  // The agent by hostname, class and short id; its last run's mode, phase and call (the stored
+  // record's), and its main figure from the record's declaration, with the run's flag.
+  EXPECT_NE(out.find("a100-01 (a100, 0c0ffee1)  3/3  gpu WARM call 3  43.0 tokens/s CACHE_HIT  SUCCEEDED\n"),
             std::string::npos)
       << out;
+  // The status itself carries them, for any client of the Fleet service.
+  const v1::SeriesStatus watched = Get(one.series_id());
+  ASSERT_EQ(watched.tasks_size(), 1);
+  EXPECT_EQ(watched.tasks(0).hostname(), "a100-01");
+  EXPECT_EQ(watched.tasks(0).agent_class(), "a100");
+  EXPECT_EQ(watched.tasks(0).last_run().mode(), "gpu");
+  EXPECT_EQ(watched.tasks(0).last_run().call_index(), 3u);
+  ASSERT_EQ(watched.tasks(0).last_run().metrics_size(), 1);
+  EXPECT_EQ(watched.tasks(0).last_run().metrics(0).headline(), 1u);
   EXPECT_NE(out.find(absl::StrCat("series ", one.series_id(), " DONE: 1 agent, 1 SUCCEEDED\n")),
             std::string::npos)
       << out;

@@ -15,8 +15,8 @@ TEST(ExpandGrafanaVariablesTest, RegexMatchersGetDotStarEqualityMatchersARealVal
                 "sum by (agent) (rate(benchfleet_run_wall_seconds_count{agent=~\"$agent\", task=~\"${task}\"}[$__rate_interval]))",
                 {}, value),
             "sum by (agent) (rate(benchfleet_run_wall_seconds_count{agent=~\".*\", task=~\".*\"}[1m]))");
-  EXPECT_EQ(ExpandGrafanaVariables("benchfleet_run_last_tokens_per_second{agent=\"[[agent]]\",mode!=\"$mode\"}", {}, value),
-            "benchfleet_run_last_tokens_per_second{agent=\"agent-1\",mode!=\"__matches_nothing__\"}");
+  EXPECT_EQ(ExpandGrafanaVariables("benchfleet_run_last_figure{agent=\"[[agent]]\",mode!=\"$mode\"}", {}, value),
+            "benchfleet_run_last_figure{agent=\"agent-1\",mode!=\"__matches_nothing__\"}");
 }
 
 TEST(ExpandGrafanaVariablesTest, OtherVariablesTakeTheDashboardValueUnknownOnesStay) {

@@ -28,7 +28,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "benchfleet/v1/admin.grpc.pb.h"
+#include "agent/backends/llama_server/figures.h"
 #include "benchfleet/v1/fleet.grpc.pb.h"
+#include "common/figures.h"
 #include "common/hashing.h"
 #include "gtest/gtest.h"
 #include "tests/integration/fleet.h"
@@ -259,7 +261,8 @@ class PrometheusLiveTest : public ::testing::Test {
                         "targets: {agents: [", agent, "]}\nruns:\n  cold: 1\n  warm: 5\n");
   }
 
-  // A record of a scripted agent: warm, gpu, OK, one tokens_per_second figure.
+  // A record of a scripted agent: warm, gpu, OK, one figure: llama-server's main figure, stamped
+  // with its declaration as the runner stamps it (the regression check and the gauges read that).
   static v1::RunRecord ScriptedRecord(const std::string& agent, const v1::TaskAssignment* task, uint32_t call,
                                       double tokens_per_second, absl::Time start) {
     v1::RunRecord r;
@@ -280,9 +283,10 @@ class PrometheusLiveTest : public ::testing::Test {
     r.mutable_end_time()->set_seconds(absl::ToUnixSeconds(start) + 1);
     r.mutable_wall_duration()->set_seconds(1);
     auto* m = r.add_metrics();
-    m->set_name("tokens_per_second");
+    m->set_name("predicted_per_second");
     m->set_value(tokens_per_second);
     m->set_unit("tokens/s");
+    StampFigures(agent::llama_server::kFigures, &r);
     r.mutable_status()->set_code(v1::RunStatus::CODE_OK);
     r.mutable_provenance()->set_kind(v1::Provenance::KIND_LIVE);
     r.set_simulated(true);
@@ -290,8 +294,8 @@ class PrometheusLiveTest : public ::testing::Test {
     return r;
   }
 
-  // Records with every figure the catalogue has (memory of every kind, time to first token,
-  // cold and warm, a matrix), so that dashboard panels on any of them have data.
+  // Records with every figure the catalogue has (memory of every kind, headline figures in
+  // seconds and not, cold and warm, a matrix), so that dashboard panels on any of them have data.
   static std::vector<v1::RunRecord> RichRecords(const std::string& agent) {
     std::vector<v1::RunRecord> out;
     const absl::Time now = absl::Now();
@@ -304,6 +308,11 @@ class PrometheusLiveTest : public ::testing::Test {
         ttft->set_name("time_to_first_token_seconds");
         ttft->set_value(0.05 * call);
         ttft->set_unit("s");
+        auto* prompt = r.add_metrics();
+        prompt->set_name("prompt_per_second");
+        prompt->set_value(400);
+        prompt->set_unit("tokens/s");
+        StampFigures(agent::llama_server::kFigures, &r);
         int i = 0;
         for (v1::MemoryKind kind :
              {v1::MEMORY_KIND_PROCESS_PEAK_RSS, v1::MEMORY_KIND_PROCESS_FOOTPRINT, v1::MEMORY_KIND_DEVICE_USED,

@@ -14,6 +14,7 @@
 #include "agent/backends/comfyui/cache_trap.h"
 #include "agent/backends/comfyui/comfyui_config.h"
 #include "agent/backends/comfyui/comfyui_protocol.h"
+#include "agent/backends/comfyui/figures.h"
 #include "agent/http/http_client.h"
 #include "agent/process/child_process.h"
 #include "common/string_views.h"
@@ -472,7 +473,7 @@ class ComfyUiBackend : public Backend {
   explicit ComfyUiBackend(std::shared_ptr<Shared> shared) : s_(std::move(shared)) {}
 
   std::string name() const override { return kBackendName; }
-  std::string throughput_metric() const override { return "images_per_second"; }
+  FigureDeclarations figures() const override { return comfyui::kFigures; }
   std::vector<std::string> matrix_axes() const override { return {"steps", "width", "height"}; }
 
   std::vector<std::string> default_axis_values(const std::string& axis) const override {

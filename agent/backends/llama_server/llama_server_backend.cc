@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/backends/llama_server/completion_parser.h"
+#include "agent/backends/llama_server/figures.h"
 #include "agent/backends/llama_server/llama_server_config.h"
 #include "agent/backends/llama_server/log_memory_parser.h"
 #include "agent/backends/llama_server/offload_check.h"
@@ -305,7 +306,7 @@ class LlamaServerBackend : public Backend {
   }
 
   std::string name() const override { return kBackendName; }
-  std::string throughput_metric() const override { return "predicted_per_second"; }
+  FigureDeclarations figures() const override { return llama_server::kFigures; }
   std::vector<std::string> matrix_axes() const override { return {"mode", "n_predict"}; }
 
   std::vector<std::string> default_axis_values(const std::string& axis) const override {

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/backends/openai/figures.h"
 #include "agent/backends/openai/openai_config.h"
 #include "agent/backends/openai/openai_stream.h"
 #include "agent/backends/openai/request_stats.h"
@@ -330,7 +331,7 @@ class OpenAiBackend : public Backend {
         http_(std::move(http)) {}
 
   std::string name() const override { return kBackendName; }
-  std::string throughput_metric() const override { return "output_tokens_per_second"; }
+  FigureDeclarations figures() const override { return openai::kFigures; }
   std::vector<std::string> matrix_axes() const override { return {"mode", "concurrency", "max_tokens"}; }
   std::vector<std::string> default_axis_values(const std::string& axis) const override {
     if (axis == "mode") return {kDefaultMode};

@@ -1,7 +1,10 @@
 // The fleet commands' output, byte for byte: submit, list, show (with a regression and its
-// baseline), the watch lines on a terminal and in a log, the summary and its exit code.
+// baseline), the watch lines on a terminal and in a log (each agent by hostname, class and short
+// id; the mode, phase and call and the headline figures of its newest run), the summary and its
+// exit code.
 #include "cli/fleet_format.h"
 
+#include "absl/strings/str_cat.h"
 #include "cli/output_format.h"
 #include "gtest/gtest.h"
 
@@ -63,12 +66,16 @@ TEST(FleetFormatTest, SeriesListCountsEndedAndSucceededTasks) {
 TEST(FleetFormatTest, ShowHasOneRowPerAgentAndEachRegressionWithItsBaseline) {
   v1::SeriesStatus s = Series();
   s.set_schedule_id("sch1");
-  v1::TaskStatus a = Task("a100-1", v1::TaskStatus::STATE_SUCCEEDED, 12, 12);
+  v1::TaskStatus a = Task("3f2a9c1e-0000-4000-8000-000000000000", v1::TaskStatus::STATE_SUCCEEDED, 12, 12);
+  a.set_hostname("a100-01");
+  a.set_agent_class("a100");
   (*a.mutable_flag_counts())["REGRESSION"] = 1;
   (*a.mutable_flag_counts())["CACHE_HIT"] = 3;
   v1::RegressionVerdict* v = a.add_regressions();
   v->set_run_id("1234abcd-0000-4000-8000-000000000000");
   v->set_metric("predicted_per_second");
+  v->set_label("generation tokens/s");
+  v->set_unit("tokens/s");
   v->set_value(45.2);
   for (int i = 0; i < 5; ++i) v->add_baseline_run_ids("r" + std::to_string(i));
   v->set_baseline_median(52.1);
@@ -88,14 +95,35 @@ TEST(FleetFormatTest, ShowHasOneRowPerAgentAndEachRegressionWithItsBaseline) {
             "series 5e1a: nightly (task qwen-7b, backend llama-server)\n"
             "state ACTIVE, created 2026-01-01T00:00:00Z, schedule sch1\n"
             "\n"
-            "AGENT    STATE      ATTEMPT  RUNS   FAILED  FLAGS                     MESSAGE\n"
-            "a100-1   SUCCEEDED  1        12/12  0       CACHE_HIT:3,REGRESSION:1  \n"
-            "m1pro-1  REFUSED    1        0/0    0                                 backend "
+            "AGENT                     STATE      ATTEMPT  RUNS   FAILED  FLAGS                     MESSAGE\n"
+            "a100-01 (a100, 3f2a9c1e)  SUCCEEDED  1        12/12  0       CACHE_HIT:3,REGRESSION:1  \n"
+            "m1pro-1                   REFUSED    1        0/0    0                                 backend "
             "llama-server is not allowed by agent.yaml\n"
             "\n"
             "regression check: 2 runs against their baseline, 1 regression\n"
-            "  a100-1 run 1234abcd: predicted_per_second 45.2 vs baseline median 52.1 (51 to "
+            "  a100-01 (a100, 3f2a9c1e) run 1234abcd: generation tokens/s 45.2 vs baseline median 52.1 (51 to "
             "53.3, 5 runs): -13.2% REGRESSION; conditions changed: driver 550.54 -> 560.28\n");
+}
+
+TEST(FleetFormatTest, VerdictSaysTheUnitItsLabelDoesNotAndTheNameWithoutALabel) {
+  v1::RegressionVerdict v;
+  v.set_run_id("1234abcd-0000-4000-8000-000000000000");
+  v.set_metric("wall_seconds");
+  v.set_label("wall time");
+  v.set_unit("s");
+  v.set_value(13.1);
+  v.add_baseline_run_ids("r1");
+  v.set_baseline_median(11);
+  v.set_baseline_min(10.5);
+  v.set_baseline_max(11.2);
+  v.set_change(0.1909);
+  v.set_regression(true);
+  EXPECT_EQ(FormatVerdict(v),
+            "run 1234abcd: wall time 13.1 s vs baseline median 11 s (10.5 to 11.2, 1 run): +19.1% REGRESSION");
+  v.clear_label();
+  v.clear_unit();  // a coordinator that predates labels
+  EXPECT_EQ(FormatVerdict(v),
+            "run 1234abcd: wall_seconds 13.1 vs baseline median 11 (10.5 to 11.2, 1 run): +19.1% REGRESSION");
 }
 
 TEST(FleetFormatTest, WatchLineShowsBarRunsPhaseCallAndFigure) {
@@ -111,6 +139,78 @@ TEST(FleetFormatTest, WatchLineShowsBarRunsPhaseCallAndFigure) {
             "a100-1  5/20  WARM call 4  predicted_per_second 52.9 tokens/s  RUNNING  2 failed");
   EXPECT_EQ(FormatWatchLine(Task("x", v1::TaskStatus::STATE_PENDING, 0, 0), true),
             "x  [--------------------]  0/0  PENDING");
+}
+
+// The newest stored run of a task as the coordinator trims it (fleet.proto TaskStatus.last_run).
+v1::RunRecord LastRun(const std::string& mode, v1::Phase phase, uint32_t call, double tokens_per_second) {
+  v1::RunRecord r;
+  r.set_run_id("12345678-aaaa-4bbb-8ccc-dddddddddddd");
+  r.set_mode(mode);
+  r.set_phase(phase);
+  r.set_call_index(call);
+  r.mutable_status()->set_code(v1::RunStatus::CODE_OK);
+  v1::Metric* ttft = r.add_metrics();
+  ttft->set_name("time_to_first_token_seconds");
+  ttft->set_value(0.0883);
+  ttft->set_unit("s");
+  ttft->set_headline(2);
+  ttft->set_label("time to first token");
+  v1::Metric* main = r.add_metrics();
+  main->set_name("predicted_per_second");
+  main->set_value(tokens_per_second);
+  main->set_unit("tokens/s");
+  main->set_headline(1);
+  main->set_label("generation tokens/s");
+  return r;
+}
+
+v1::TaskStatus A100Task() {
+  v1::TaskStatus t = Task("3f2a9c1e-0000-4000-8000-000000000000", v1::TaskStatus::STATE_RUNNING, 5, 20);
+  t.set_hostname("a100-01");
+  t.set_agent_class("a100");
+  t.set_phase("COLD");
+  t.set_call_index(1);
+  t.set_last_figure("generation tokens/s 51.8 tokens/s");
+  return t;
+}
+
+TEST(FleetFormatTest, WatchLineNamesTheAgentAndTheModeAndHeadlineFiguresOfItsNewestRun) {
+  v1::TaskStatus gpu = A100Task();
+  *gpu.mutable_last_run() = LastRun("gpu", v1::PHASE_COLD, 1, 51.8);
+  gpu.mutable_last_run()->add_flags()->set_code("CACHE_HIT");
+  gpu.mutable_last_run()->set_simulated(true);
+  EXPECT_EQ(FormatWatchLine(gpu, true),
+            "a100-01 (a100, 3f2a9c1e)  [#####---------------]  5/20  gpu COLD call 1  51.8 generation "
+            "tokens/s, time to first token 88.3 ms CACHE_HIT SIMULATED  RUNNING");
+  // The same phase and call in the next mode no longer read the same.
+  v1::TaskStatus cpu = A100Task();
+  cpu.set_runs_done(11);
+  *cpu.mutable_last_run() = LastRun("cpu", v1::PHASE_COLD, 1, 9.1);
+  EXPECT_EQ(FormatWatchLine(cpu, false),
+            "a100-01 (a100, 3f2a9c1e)  11/20  cpu COLD call 1  9.1 generation tokens/s, time to first token "
+            "88.3 ms  RUNNING");
+}
+
+TEST(FleetFormatTest, WatchLineOfAFailedRunSaysWhyCutShort) {
+  v1::TaskStatus t = A100Task();
+  *t.mutable_last_run() = LastRun("gpu", v1::PHASE_WARM, 2, 0);
+  t.mutable_last_run()->clear_metrics();
+  t.mutable_last_run()->mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+  t.mutable_last_run()->mutable_status()->set_message(std::string(120, 'x'));
+  t.set_runs_failed(1);
+  EXPECT_EQ(FormatWatchLine(t, false),
+            absl::StrCat("a100-01 (a100, 3f2a9c1e)  5/20  gpu WARM call 2  FAILED: ", std::string(92, 'x'),
+                         "...  RUNNING  1 failed"));
+}
+
+TEST(FleetFormatTest, WatchLineWithoutAStoredRunOrDeclaredFiguresShowsTheAgentsProgress) {
+  v1::TaskStatus t = A100Task();  // no run stored yet (or an older coordinator)
+  EXPECT_EQ(FormatWatchLine(t, false),
+            "a100-01 (a100, 3f2a9c1e)  5/20  COLD call 1  generation tokens/s 51.8 tokens/s  RUNNING");
+  *t.mutable_last_run() = LastRun("gpu", v1::PHASE_COLD, 1, 51.8);
+  t.mutable_last_run()->clear_metrics();  // an older agent's record: no declaration
+  EXPECT_EQ(FormatWatchLine(t, false),
+            "a100-01 (a100, 3f2a9c1e)  5/20  gpu COLD call 1  generation tokens/s 51.8 tokens/s  RUNNING");
 }
 
 TEST(FleetFormatTest, TerminalRedrawsTheBlockInPlace) {
@@ -146,12 +246,14 @@ TEST(FleetFormatTest, SummaryCountsStatesAndExitCodeNeedsEverySuccess) {
   *s.add_tasks() = Task("a", v1::TaskStatus::STATE_SUCCEEDED, 4, 4);
   EXPECT_TRUE(EveryTaskSucceeded(s));
   EXPECT_EQ(FormatWatchSummary(s), "series 5e1a DONE: 1 agent, 1 SUCCEEDED\n");
-  v1::TaskStatus lost = Task("b", v1::TaskStatus::STATE_LOST, 1, 4);
+  v1::TaskStatus lost = Task("b7d0e2aa-0000-4000-8000-000000000000", v1::TaskStatus::STATE_LOST, 1, 4);
+  lost.set_hostname("h100-02");
+  lost.set_agent_class("h100");
   lost.set_message("lease expired");
   *s.add_tasks() = lost;
   EXPECT_FALSE(EveryTaskSucceeded(s));
   EXPECT_EQ(FormatWatchSummary(s),
-            "series 5e1a DONE: 2 agents, 1 LOST, 1 SUCCEEDED\n  b LOST: lease expired\n");
+            "series 5e1a DONE: 2 agents, 1 LOST, 1 SUCCEEDED\n  h100-02 (h100, b7d0e2aa) LOST: lease expired\n");
   s.clear_tasks();
   EXPECT_FALSE(EveryTaskSucceeded(s));  // no agent at all is not a success
 }

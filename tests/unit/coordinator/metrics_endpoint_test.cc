@@ -97,7 +97,7 @@ TEST(MetricsEndpointTest, ServesRpcCountsFleetGaugesAndRunFigures) {
   ASSERT_TRUE(m.has_assign_task()) << m.DebugString();
 
   // One stored run of that task.
-  const v1::RunRecord run = testing::MakeRecord(1);  // chat-7b, gpu, warm, 41 tokens/s, 1 s
+  const v1::RunRecord run = testing::MakeRecord(1);  // chat-7b, gpu, warm, main figure 41 tokens/s, 1 s
   v1::AgentMessage records;
   *records.mutable_records() = testing::MakeBatch(1, {testing::Serialize(run)});
   ASSERT_TRUE(stream->Write(records));
@@ -159,7 +159,9 @@ TEST(MetricsEndpointTest, ServesRpcCountsFleetGaugesAndRunFigures) {
       "benchfleet_coordinator_group_commit_runs_total 1",
       R"(benchfleet_coordinator_database_errors_total{operation="store_runs"} 0)",
       // The run's figures and its task's flags.
-      "benchfleet_run_last_tokens_per_second{" + run_labels + "} 41",
+      // Its main figure, labelled as its declaration stamped it (the text format sorts labels).
+      R"(benchfleet_run_last_figure{agent="agent-1",backend="llama-server",better="higher",figure="output tokens/s",)"
+      R"(headline="1",mode="gpu",phase="warm",simulated="false",task="chat-7b",unit="tokens/s",variant="none"} 41)",
       "benchfleet_run_last_wall_seconds{" + run_labels + "} 1",
       "benchfleet_run_wall_seconds_count{" + run_labels + "} 1",
       R"(benchfleet_runs_flagged_total{agent="agent-1",flag="cache_hit",task="chat-7b"} 0)",

@@ -1,6 +1,6 @@
 // PrometheusMetrics fed known calls and records, asserted through Registry::Collect() serialised
 // with prometheus-cpp's own TextSerializer (what /metrics serves), without HTTP: families, HELP,
-// labels, values, zero-initialised label sets, histograms, the variant rules, failed runs, and
+// labels, values, zero-initialised label sets, histograms, the variant and figure rules, failed runs, and
 // the label cardinality under 10,000 runs that differ only by seed, prompt and run id.
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -73,8 +74,9 @@ std::set<std::string> LabelValues(PrometheusMetrics& metrics, const std::string&
   return values;
 }
 
-// A stored warm run of llama-gen on gpu-01: wall 2.5 s, 50 tokens/s, TTFT 0.2 s, two device
-// buffers and a process peak, batch_size=8 in its matrix beside a seed.
+// A stored warm run of llama-gen on gpu-01: wall 2.5 s, its main figure 50 tokens/s and a second
+// headline figure TTFT 0.2 s (stamped as a backend's declaration stamps them), a figure that is no
+// headline, two device buffers and a process peak, batch_size=8 in its matrix beside a seed.
 v1::RunRecord WarmRun() {
   v1::RunRecord r;
   r.set_run_id(NewUuid());
@@ -90,14 +92,19 @@ v1::RunRecord WarmRun() {
   (*r.mutable_params())["prompt_sha256"] = Sha256Hex("hello");
   r.mutable_wall_duration()->set_seconds(2);
   r.mutable_wall_duration()->set_nanos(500000000);
-  auto add_metric = [&](const std::string& name, double value) {
+  auto add_metric = [&](const std::string& name, double value, const std::string& unit, uint32_t headline,
+                        const std::string& label, v1::Better better) {
     v1::Metric* m = r.add_metrics();
     m->set_name(name);
     m->set_value(value);
+    m->set_unit(unit);
+    m->set_headline(headline);
+    m->set_label(label);
+    m->set_better(better);
   };
-  add_metric("tokens_per_second", 50);
-  add_metric("time_to_first_token_seconds", 0.2);
-  add_metric("prompt_tokens", 31);
+  add_metric("tokens_per_second", 50, "tokens/s", 1, "output tokens/s", v1::BETTER_HIGHER);
+  add_metric("time_to_first_token_seconds", 0.2, "s", 2, "time to first token", v1::BETTER_LOWER);
+  add_metric("prompt_tokens", 31, "tokens", 0, "", v1::BETTER_UNSPECIFIED);
   auto add_memory = [&](v1::MemoryKind kind, const std::string& scope, uint64_t bytes) {
     v1::MemoryFigure* m = r.add_memory();
     m->set_kind(kind);
@@ -157,9 +164,22 @@ TEST(RunLabelsOfTest, ReadsEveryLabelFromTheRecord) {
   EXPECT_EQ(MemoryKindLabel(static_cast<v1::MemoryKind>(99)), "");
 }
 
-TEST(RunFiguresOfTest, ReadsTheFiguresAndPrefersTokensPerSecond) {
+// The label values of a headline figure, and its value, for matchers.
+std::tuple<std::string, std::string, std::string, std::string, double> Of(const HeadlineFigure& h) {
+  return {h.figure, h.unit, h.headline, h.better, h.value};
+}
+using Figure = std::tuple<std::string, std::string, std::string, std::string, double>;
+
+TEST(RunFiguresOfTest, ReadsTheHeadlineFiguresByRankWhateverTheirNames) {
   v1::RunRecord r = WarmRun();
-  r.add_metrics()->set_name("predicted_per_second");  // 0: tokens_per_second wins anyway
+  r.add_metrics()->set_name("predicted_per_second");  // no headline: not exported, whatever its name
+  // Ranks, not record order, say which comes first.
+  v1::Metric* third = r.mutable_metrics()->Add();
+  third->set_name("goodput_requests_per_second");
+  third->set_value(7);
+  third->set_unit("requests/s");
+  third->set_headline(3);
+  r.mutable_metrics()->SwapElements(0, r.metrics_size() - 1);
   r.add_flags()->set_code("CACHE_HIT");
   v1::MemoryFigure* unknown = r.add_memory();
   unknown->set_kind(v1::MEMORY_KIND_UNSPECIFIED);
@@ -169,24 +189,39 @@ TEST(RunFiguresOfTest, ReadsTheFiguresAndPrefersTokensPerSecond) {
   EXPECT_TRUE(f.cache_hit);
   EXPECT_FALSE(f.throughput_drop);
   EXPECT_EQ(f.wall_seconds, 2.5);
-  EXPECT_EQ(f.tokens_per_second, 50);
-  EXPECT_EQ(f.time_to_first_token_seconds, 0.2);
+  std::vector<Figure> headlines;
+  for (const HeadlineFigure& h : f.headlines) headlines.push_back(Of(h));
+  // A figure its declaration gives no label is named by its metric; no `better`: "unspecified".
+  EXPECT_THAT(headlines, ElementsAre(Figure("output tokens/s", "tokens/s", "1", "higher", 50),
+                                     Figure("time to first token", "s", "2", "lower", 0.2),
+                                     Figure("goodput_requests_per_second", "requests/s", "3", "unspecified", 7)));
   EXPECT_THAT(f.memory_peak_bytes, ElementsAre(Pair("device_buffer", 1073741824.0),
                                                Pair("process_peak_rss", 3221225472.0)));
 }
 
-TEST(RunFiguresOfTest, FallsBackToPredictedPerSecondAndSkipsNonFiniteValues) {
+TEST(RunFiguresOfTest, ARepeatedFigureKeepsItsLastValueAndNonFiniteOrOverlongOnesAreLeftOutOrOther) {
   v1::RunRecord r;
   r.mutable_status()->set_code(v1::RunStatus::CODE_OK);
-  v1::Metric* predicted = r.add_metrics();
-  predicted->set_name("predicted_per_second");
-  predicted->set_value(31.5);
-  v1::Metric* ttft = r.add_metrics();
-  ttft->set_name("time_to_first_token_seconds");
-  ttft->set_value(std::numeric_limits<double>::quiet_NaN());
+  auto add = [&](const std::string& name, double value, uint32_t headline, const std::string& label) {
+    v1::Metric* m = r.add_metrics();
+    m->set_name(name);
+    m->set_value(value);
+    m->set_unit("s");
+    m->set_headline(headline);
+    m->set_label(label);
+    m->set_better(v1::BETTER_LOWER);
+  };
+  add("latency_mean_seconds", 0.5, 1, "mean latency");
+  add("ttft_p99_seconds", std::numeric_limits<double>::quiet_NaN(), 2, "TTFT p99");
+  add("latency_mean_seconds", 0.75, 1, "mean latency");
+  add("long", 1, 3, std::string(kMaxFigureLabelLength + 1, 'x'));
+  add("just_long_enough", 2, 4, std::string(kMaxFigureLabelLength, 'y'));
   const RunFigures f = RunFiguresOf(r);
-  EXPECT_EQ(f.tokens_per_second, 31.5);
-  EXPECT_EQ(f.time_to_first_token_seconds, std::nullopt);
+  std::vector<Figure> headlines;
+  for (const HeadlineFigure& h : f.headlines) headlines.push_back(Of(h));
+  EXPECT_THAT(headlines, ElementsAre(Figure("mean latency", "s", "1", "lower", 0.75),
+                                     Figure("other", "other", "other", "other", 1),
+                                     Figure(std::string(kMaxFigureLabelLength, 'y'), "s", "4", "lower", 2)));
   EXPECT_EQ(f.wall_seconds, std::nullopt);
   EXPECT_TRUE(f.memory_peak_bytes.empty());
 }
@@ -199,8 +234,7 @@ TEST(RunFiguresOfTest, AFailedRunHasNoFigures) {
   EXPECT_TRUE(f.failed);
   EXPECT_TRUE(f.throughput_drop);
   EXPECT_EQ(f.wall_seconds, std::nullopt);
-  EXPECT_EQ(f.tokens_per_second, std::nullopt);
-  EXPECT_EQ(f.time_to_first_token_seconds, std::nullopt);
+  EXPECT_TRUE(f.headlines.empty());
   EXPECT_TRUE(f.memory_peak_bytes.empty());
 }
 
@@ -248,10 +282,7 @@ TEST(PrometheusMetricsTest, ExposesEveryFamilyOfTheCatalogueWithHelp) {
       {"benchfleet_coordinator_regression_checks_total", MetricType::Counter},
       {"benchfleet_run_last_wall_seconds", MetricType::Gauge},
       {"benchfleet_run_wall_seconds", MetricType::Histogram},
-      {"benchfleet_run_last_tokens_per_second", MetricType::Gauge},
-      {"benchfleet_run_tokens_per_second", MetricType::Histogram},
-      {"benchfleet_run_last_time_to_first_token_seconds", MetricType::Gauge},
-      {"benchfleet_run_time_to_first_token_seconds", MetricType::Histogram},
+      {"benchfleet_run_last_figure", MetricType::Gauge},
       {"benchfleet_run_last_memory_peak_bytes", MetricType::Gauge},
       {"benchfleet_run_memory_peak_bytes", MetricType::Histogram},
       {"benchfleet_run_last_start_timestamp_seconds", MetricType::Gauge},
@@ -405,18 +436,21 @@ benchfleet_coordinator_commit_duration_seconds_bucket{le="+Inf"} 1
 )");
 }
 
+constexpr char kFigureHelp[] =
+    "Each headline figure of the last stored run of the label set that has it, as its backend declares it: "
+    "figure (its name for people), unit (of the value), headline (1: the run's main figure, 2, 3...: the "
+    "others), better (higher or lower)";
+
 TEST(PrometheusMetricsTest, StoredRunsSetTheirFiguresAndFailedOnesOnlyCount) {
   PrometheusMetrics metrics;
   v1::RunRecord first = WarmRun();
   first.add_flags()->set_code("CACHE_HIT");
   metrics.RunStored(first);
-  // The same label set again: predicted_per_second stands in for tokens_per_second; no TTFT and
-  // no memory this time, so those keep the first run's values.
+  // The same label set again: only its main figure this time (30 tokens/s), no TTFT and no memory,
+  // so those keep the first run's values.
   v1::RunRecord second = WarmRun();
-  second.clear_metrics();
-  v1::Metric* predicted = second.add_metrics();
-  predicted->set_name("predicted_per_second");
-  predicted->set_value(30);
+  second.mutable_metrics()->DeleteSubrange(1, 2);
+  second.mutable_metrics(0)->set_value(30);
   second.clear_memory();
   second.mutable_wall_duration()->set_seconds(1);
   second.add_flags()->set_code("THROUGHPUT_DROP");
@@ -431,6 +465,14 @@ TEST(PrometheusMetricsTest, StoredRunsSetTheirFiguresAndFailedOnesOnlyCount) {
 
   const std::string labels =
       R"(agent="gpu-01",backend="llama-server",mode="gpu",phase="warm",simulated="false",task="llama-gen",variant="batch_size=8")";
+  // The run labels with a figure's four, in the order /metrics sorts them.
+  auto figure_labels = [](const std::string& better, const std::string& figure, const std::string& headline,
+                          const std::string& unit) {
+    return absl::StrCat(R"(agent="gpu-01",backend="llama-server",better=")", better, R"(",figure=")", figure,
+                        R"(",headline=")", headline,
+                        R"(",mode="gpu",phase="warm",simulated="false",task="llama-gen",unit=")", unit,
+                        R"(",variant="batch_size=8")");
+  };
   auto buckets = [&](const std::string& name, const std::vector<std::pair<std::string, int>>& counts) {
     std::string out;
     for (const auto& [le, n] : counts) absl::StrAppend(&out, name, "_bucket{", labels, ",le=\"", le, "\"} ", n, "\n");
@@ -447,29 +489,10 @@ TEST(PrometheusMetricsTest, StoredRunsSetTheirFiguresAndFailedOnesOnlyCount) {
       buckets("benchfleet_run_wall_seconds", {{"0.05", 0}, {"0.1", 0}, {"0.25", 0}, {"0.5", 0}, {"1", 0},
                                               {"2.5", 2}, {"5", 2}, {"10", 2}, {"25", 2}, {"60", 2},
                                               {"120", 2}, {"300", 2}, {"600", 2}, {"+Inf", 2}}),
-      "# HELP benchfleet_run_last_tokens_per_second Tokens per second of the last stored run of the label set "
-      "(metric tokens_per_second, else predicted_per_second)\n"
-      "# TYPE benchfleet_run_last_tokens_per_second gauge\n"
-      "benchfleet_run_last_tokens_per_second{", labels, "} 30\n",
-      "# HELP benchfleet_run_tokens_per_second Tokens per second of stored runs (metric tokens_per_second, else "
-      "predicted_per_second)\n"
-      "# TYPE benchfleet_run_tokens_per_second histogram\n"
-      "benchfleet_run_tokens_per_second_count{", labels, "} 2\n",
-      "benchfleet_run_tokens_per_second_sum{", labels, "} 80\n",
-      buckets("benchfleet_run_tokens_per_second", {{"1", 0}, {"2", 0}, {"5", 0}, {"10", 0}, {"20", 0},
-                                                   {"50", 2}, {"100", 2}, {"200", 2}, {"500", 2},
-                                                   {"1000", 2}, {"2000", 2}, {"+Inf", 2}}),
-      "# HELP benchfleet_run_last_time_to_first_token_seconds Time to first token of the last stored run of the "
-      "label set, in seconds\n"
-      "# TYPE benchfleet_run_last_time_to_first_token_seconds gauge\n"
-      "benchfleet_run_last_time_to_first_token_seconds{", labels, "} 0.2\n",
-      "# HELP benchfleet_run_time_to_first_token_seconds Time to first token of stored runs, in seconds\n"
-      "# TYPE benchfleet_run_time_to_first_token_seconds histogram\n"
-      "benchfleet_run_time_to_first_token_seconds_count{", labels, "} 1\n",
-      "benchfleet_run_time_to_first_token_seconds_sum{", labels, "} 0.2\n",
-      buckets("benchfleet_run_time_to_first_token_seconds",
-              {{"0.05", 0}, {"0.1", 0}, {"0.25", 1}, {"0.5", 1}, {"1", 1}, {"2.5", 1}, {"5", 1}, {"10", 1},
-               {"25", 1}, {"60", 1}, {"120", 1}, {"300", 1}, {"600", 1}, {"+Inf", 1}}),
+      "# HELP benchfleet_run_last_figure ", kFigureHelp, "\n"
+      "# TYPE benchfleet_run_last_figure gauge\n"
+      "benchfleet_run_last_figure{", figure_labels("higher", "output tokens/s", "1", "tokens/s"), "} 30\n",
+      "benchfleet_run_last_figure{", figure_labels("lower", "time to first token", "2", "s"), "} 0.2\n",
       "# HELP benchfleet_runs_flagged_total Stored runs flagged cache_hit or throughput_drop, found a regression "
       "by the coordinator's check, or failed; by agent, task and flag\n"
       "# TYPE benchfleet_runs_flagged_total counter\n"
@@ -483,9 +506,7 @@ TEST(PrometheusMetricsTest, StoredRunsSetTheirFiguresAndFailedOnesOnlyCount) {
       "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"ok\"} 0\n"
       "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"regression\"} 1\n");
   EXPECT_EQ(Exposition(metrics, {"benchfleet_run_last_wall_seconds", "benchfleet_run_wall_seconds",
-                                 "benchfleet_run_last_tokens_per_second", "benchfleet_run_tokens_per_second",
-                                 "benchfleet_run_last_time_to_first_token_seconds",
-                                 "benchfleet_run_time_to_first_token_seconds", "benchfleet_runs_flagged_total",
+                                 "benchfleet_run_last_figure", "benchfleet_runs_flagged_total",
                                  "benchfleet_coordinator_regression_checks_total"}),
             expected);
 }
@@ -659,6 +680,59 @@ TEST(PrometheusMetricsTest, VariantsPastSixteenPerAgentAndTaskAreOther) {
   EXPECT_EQ(variants_by_task["txt2img"], std::set<std::string>{"batch_size=8"});
   EXPECT_EQ(variants_by_task["txt2img-long"], expected_long);
   EXPECT_EQ(variants_by_task["bench"], std::set<std::string>{"none"});
+}
+
+// A backend declares a handful of headline figures; a record with more (not from a declaration)
+// gets eight named ones per (agent, task), the rest in one series whose figure labels are "other".
+TEST(PrometheusMetricsTest, HeadlineFiguresPastEightPerAgentAndTaskAreOther) {
+  PrometheusMetrics metrics;
+  auto run = [](const std::string& task, v1::Phase phase, int figures, double value) {
+    v1::RunRecord r = WarmRun();
+    r.set_task(task);
+    r.set_phase(phase);
+    r.clear_metrics();
+    for (int i = 1; i <= figures; ++i) {
+      v1::Metric* m = r.add_metrics();
+      m->set_name("figure_" + std::to_string(i));
+      m->set_label("figure " + std::to_string(i));
+      m->set_unit("things/s");
+      m->set_headline(i);
+      m->set_better(v1::BETTER_HIGHER);
+      m->set_value(value + i);
+    }
+    return r;
+  };
+  metrics.RunStored(run("llama-gen", v1::PHASE_WARM, 10, 100));
+  // The cold phase of the same (agent, task) shares its eight places; another task has its own.
+  metrics.RunStored(run("llama-gen", v1::PHASE_COLD, 10, 200));
+  metrics.RunStored(run("txt2img", v1::PHASE_WARM, 9, 300));
+
+  std::map<std::string, std::map<std::string, double>> by_series;  // task/phase -> figure -> value
+  for (const auto& family : metrics.registry()->Collect()) {
+    if (family.name != "benchfleet_run_last_figure") continue;
+    for (const auto& m : family.metric) {
+      std::map<std::string, std::string> l;
+      for (const auto& label : m.label) l[label.name] = label.value;
+      if (l["figure"] == "other") {
+        EXPECT_EQ(l["unit"], "other");
+        EXPECT_EQ(l["headline"], "other");
+        EXPECT_EQ(l["better"], "other");
+      }
+      by_series[l["task"] + "/" + l["phase"]][l["figure"]] = m.gauge.value;
+    }
+  }
+  std::map<std::string, double> warm, cold, image;
+  for (int i = 1; i <= 8; ++i) {
+    warm["figure " + std::to_string(i)] = 100 + i;
+    cold["figure " + std::to_string(i)] = 200 + i;
+    image["figure " + std::to_string(i)] = 300 + i;
+  }
+  warm["other"] = 110;  // figures 9 and 10: the last one set it
+  cold["other"] = 210;
+  image["other"] = 309;
+  EXPECT_EQ(by_series["llama-gen/warm"], warm);
+  EXPECT_EQ(by_series["llama-gen/cold"], cold);
+  EXPECT_EQ(by_series["txt2img/warm"], image);
 }
 
 TEST(PrometheusMetricsTest, RunsDifferingOnlyBySeedPromptAndRunIdAddNoSeries) {

@@ -1,6 +1,7 @@
 // Migrations and PgRunStore against a real PostgreSQL (a fresh database per test): exact row
 // counts, duplicates across and within groups, open flag codes, refusals, the documented
-// "tokens/s by call index" query, ListRuns filters and pages, machines.
+// "main figure by call index" query and the headline columns, ListRuns filters and pages, machines.
+#include <limits>
 #include <pqxx/pqxx>
 #include <thread>
 
@@ -45,6 +46,8 @@ TEST(MigratorTest, AppliesEachMigrationOnceAndIsIdempotent) {
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM schema_migrations"),
             std::to_string(EmbeddedMigrations().size()));
   EXPECT_EQ(db.QueryValue("SELECT name FROM schema_migrations WHERE version = 1"), "0001_init");
+  EXPECT_EQ(db.QueryValue("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"),
+            "0001_init,0002_fleet,0003_record_pb,0004_auth,0005_headline");
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM information_schema.tables WHERE table_name IN "
                           "('runs', 'machines', 'conditions')"),
             "3");
@@ -198,27 +201,65 @@ TEST_F(PgRunStoreTest, AnUnreachableDatabaseStoresNothingAndSaysUnavailable) {
   EXPECT_EQ(down->ListMachines({}).status().code(), absl::StatusCode::kUnavailable);
 }
 
-TEST_F(PgRunStoreTest, TheDocumentedTokensPerSecondQueryWorks) {
+TEST_F(PgRunStoreTest, TheDocumentedMainFigureQueryWorks) {
   AddMachine(testing::kAgentId, "X", {}, absl::FromUnixSeconds(1767225600));
   AddMachine("agent-2", "Y", {}, absl::FromUnixSeconds(1767225600));
   v1::RunRecord other = testing::MakeRecord(1);
   other.set_agent_id("agent-2");
+  v1::RunRecord undeclared = testing::MakeRecord(3);  // a record older than the declarations
+  undeclared.mutable_metrics(0)->clear_headline();
   const PreparedRuns runs =
-      Prepare(*store_, {testing::MakeRecord(2), testing::MakeRecord(1), other});
+      Prepare(*store_, {testing::MakeRecord(2), testing::MakeRecord(1), other, undeclared});
   ASSERT_TRUE(Store({&runs}).ok());
-  // Copied from coordinator/migrations/0001_init.sql.
+  // Copied from coordinator/migrations/0005_headline.sql.
   pqxx::connection c(db_.url());
   pqxx::nontransaction tx(c);
   const pqxx::result rows = tx.exec(R"sql(
-  SELECT r.phase, r.call_index, (r.metrics ->> 'tokens_per_second')::double precision AS tokens_per_second
+  SELECT r.start_time, r.phase, r.call_index, r.headline_label, r.headline_value, r.headline_unit
   FROM runs r JOIN machines m USING (agent_id)
-  WHERE m.hostname = 'X' AND r.metrics ? 'tokens_per_second'
+  WHERE m.hostname = 'X' AND r.headline_value IS NOT NULL
   ORDER BY r.phase, r.call_index, r.start_time;)sql");
   std::vector<std::string> got;
   for (const auto& row : rows) {
-    got.push_back(absl::StrCat(row[0].c_str(), " ", row[1].c_str(), " ", row[2].c_str()));
+    got.push_back(absl::StrCat(row[1].c_str(), " ", row[2].c_str(), " ", row[3].c_str(), " ", row[4].c_str(), " ",
+                               row[5].c_str()));
   }
-  EXPECT_THAT(got, ElementsAre("warm 1 41", "warm 2 42"));
+  EXPECT_THAT(got, ElementsAre("warm 1 output tokens/s 41 tokens/s", "warm 2 output tokens/s 42 tokens/s"));
+}
+
+// The main figure's columns come from the declaration stamped on the record, whatever the
+// metric's name; without a main figure (or with a value no number can hold) they are NULL.
+TEST_F(PgRunStoreTest, TheHeadlineColumnsHoldTheDeclaredMainFigure) {
+  v1::RunRecord latency = testing::MakeRecord(1);
+  latency.clear_metrics();
+  auto add = [&](const std::string& name, double value, const std::string& unit, uint32_t headline,
+                 const std::string& label, v1::Better better) {
+    v1::Metric* m = latency.add_metrics();
+    m->set_name(name);
+    m->set_value(value);
+    m->set_unit(unit);
+    m->set_headline(headline);
+    m->set_label(label);
+    m->set_better(better);
+  };
+  add("requests_per_second", 12.5, "requests/s", 0, "", v1::BETTER_HIGHER);
+  add("ttft_p99_seconds", 0.25, "s", 2, "TTFT p99", v1::BETTER_LOWER);
+  add("latency_mean_seconds", 0.5, "s", 1, "mean\tlatency", v1::BETTER_LOWER);
+  v1::RunRecord unlabelled = testing::MakeRecord(2);
+  unlabelled.mutable_metrics(0)->clear_label();
+  unlabelled.mutable_metrics(0)->clear_better();
+  v1::RunRecord infinite = testing::MakeRecord(3);
+  infinite.mutable_metrics(0)->set_value(std::numeric_limits<double>::infinity());
+  v1::RunRecord none = testing::MakeRecord(4);
+  none.clear_metrics();
+  const PreparedRuns runs = Prepare(*store_, {latency, unlabelled, infinite, none});
+  EXPECT_THAT(Outcomes(Store({&runs})), ElementsAre(StoreOutcome::kStored, StoreOutcome::kStored,
+                                                    StoreOutcome::kStored, StoreOutcome::kStored));
+  EXPECT_EQ(db_.QueryValue("SELECT string_agg(concat_ws('|', call_index, coalesce(headline_label, 'NULL'), "
+                           "coalesce(headline_unit, 'NULL'), coalesce(headline_value::text, 'NULL'), "
+                           "coalesce(headline_better, 'NULL')), ';' ORDER BY call_index) FROM runs"),
+            "1|mean\tlatency|s|0.5|lower;2|tokens_per_second|tokens/s|42|NULL;"
+            "3|output tokens/s|tokens/s|NULL|higher;4|NULL|NULL|NULL|NULL");
 }
 
 TEST_F(PgRunStoreTest, ListRunsFiltersNewestFirst) {

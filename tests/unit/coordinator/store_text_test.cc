@@ -105,7 +105,9 @@ TEST(RunRowTest, WritesEveryColumnInOrder) {
   EXPECT_EQ(out.runs[0].size, out.rows.size());
   ASSERT_EQ(out.rows.back(), '\n');
   std::vector<std::string> fields = absl::StrSplit(out.rows.substr(0, out.rows.size() - 1), '\t');
-  ASSERT_EQ(fields.size(), 22u);
+  ASSERT_EQ(fields.size(), 26u);
+  const std::vector<std::string> columns = absl::StrSplit(kRunRowColumns, ", ");
+  EXPECT_EQ(columns.size(), 26u);
   EXPECT_THAT(std::vector<std::string>(fields.begin(), fields.begin() + 20),
               ElementsAre("0b8e7a9c-1d2e-4f3a-8b4c-5d6e7f8a9b0c", "tab\\there", "task-1", "agent-1",
                           "fp-1", "llama-server", "chat-7b", "gpu", "warm", "3", "1",
@@ -119,6 +121,16 @@ TEST(RunRowTest, WritesEveryColumnInOrder) {
     expected_pb += absl::StrFormat("%02x", static_cast<unsigned char>(c));
   }
   EXPECT_EQ(fields[21], expected_pb);
+  // The main figure its declaration stamped: label, unit, value, which way is better.
+  EXPECT_THAT(std::vector<std::string>(fields.begin() + 22, fields.end()),
+              ElementsAre("output tokens/s", "tokens/s", "43", "higher"));
+  // Without a main figure: four NULLs.
+  r.mutable_metrics(0)->set_headline(2);
+  PreparedRuns none;
+  ASSERT_TRUE(AppendRunRow(r, &none).ok());
+  const std::vector<std::string> none_fields = absl::StrSplit(none.rows.substr(0, none.rows.size() - 1), '\t');
+  ASSERT_EQ(none_fields.size(), 26u);
+  EXPECT_THAT(std::vector<std::string>(none_fields.begin() + 22, none_fields.end()), ElementsAre("\\N", "\\N", "\\N", "\\N"));
 }
 
 TEST(RunRowTest, NoBinaryCopyForARecordWithANul) {
@@ -128,7 +140,7 @@ TEST(RunRowTest, NoBinaryCopyForARecordWithANul) {
   PreparedRuns out;
   ASSERT_TRUE(AppendRunRow(r, &out).ok());
   std::vector<std::string> fields = absl::StrSplit(out.rows.substr(0, out.rows.size() - 1), '\t');
-  ASSERT_EQ(fields.size(), 22u);
+  ASSERT_EQ(fields.size(), 26u);
   EXPECT_THAT(fields[20], ::testing::HasSubstr("bad\\\\ufffdbyte"));
   EXPECT_EQ(fields[21], "\\N");
 }

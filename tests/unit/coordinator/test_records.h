@@ -22,7 +22,8 @@ namespace benchfleet::testing {
 inline constexpr char kAgentId[] = "agent-1";
 
 // Returns a valid record: a new run_id, agent kAgentId, warm phase, status OK, one
-// tokens_per_second metric, start_time 2026-01-01T00:00:00Z + call_index seconds.
+// tokens_per_second metric (40 + call_index) stamped as its main figure (headline 1, label
+// "output tokens/s", higher is better), start_time 2026-01-01T00:00:00Z + call_index seconds.
 v1::RunRecord MakeRecord(uint32_t call_index = 1);
 
 std::string Serialize(const v1::RunRecord& record);

@@ -33,6 +33,9 @@ v1::RunRecord MakeRun(const std::string& id, v1::Phase phase, uint32_t call_inde
   m->set_name("tokens_per_second");
   m->set_value(tokens_per_second);
   m->set_unit("tokens/s");
+  m->set_headline(1);  // as the runner stamps its backend's declaration
+  m->set_better(v1::BETTER_HIGHER);
+  m->set_label("tokens/s");
   return r;
 }
 
@@ -361,6 +364,90 @@ TEST(AnalysisTableTest, CellsBuiltOnThreadsCiteTheirOwnSources) {
     EXPECT_EQ(SourceOf(a, *c.excluded_count).run_ids.size(), c.excluded.size());
     for (const ExcludedRun& e : c.excluded) EXPECT_EQ(SourceOf(a, *e.figure).run_ids, std::vector<std::string>{e.run_id});
   }
+}
+
+}  // namespace
+}  // namespace benchfleet::synthesis
+
+namespace benchfleet::synthesis {
+namespace {
+
+v1::Metric* AddFigure(v1::RunRecord* r, const std::string& name, double value, const std::string& unit,
+                      uint32_t headline, v1::Better better, const std::string& label) {
+  v1::Metric* m = r->add_metrics();
+  m->set_name(name);
+  m->set_value(value);
+  m->set_unit(unit);
+  m->set_headline(headline);
+  m->set_better(better);
+  m->set_label(label);
+  return m;
+}
+
+TEST(AnalysisTableTest, TheMainFigureIsTheDeclaredOneWhateverItsName) {
+  v1::RunRecord r = MakeRun("r1", v1::PHASE_WARM, 1, 0, 1);
+  r.clear_metrics();
+  AddFigure(&r, "some_count", 7, "requests", 0, v1::BETTER_UNSPECIFIED, "");
+  AddFigure(&r, "output_tokens_per_second", 412.5, "tokens/s", 1, v1::BETTER_HIGHER, "output tokens/s");
+  Analysis a = Analyze({r});
+  const Cell& c = a.cells.at(0);
+  EXPECT_EQ(c.metric, "output_tokens_per_second");
+  EXPECT_EQ(c.label, "output tokens/s");
+  EXPECT_EQ(c.unit, "tokens/s");
+  EXPECT_EQ(c.better, v1::BETTER_HIGHER);
+  EXPECT_THAT(Values(c), ElementsAre(412.5));
+}
+
+TEST(AnalysisTableTest, FurtherHeadlineFiguresGiveAMedianFromFiveRunsElseTheirRange) {
+  std::vector<v1::RunRecord> runs;
+  for (int i = 1; i <= 5; ++i) {
+    v1::RunRecord r = MakeRun("w" + std::to_string(i), v1::PHASE_WARM, static_cast<uint32_t>(i), 50, 1000 + i);
+    AddFigure(&r, "latency_mean_seconds", 0.1 * i, "s", 2, v1::BETTER_LOWER, "mean latency");
+    runs.push_back(r);
+  }
+  for (int i = 1; i <= 2; ++i) {
+    v1::RunRecord r = MakeRun("c" + std::to_string(i), v1::PHASE_COLD, static_cast<uint32_t>(i), 40, 900 + i);
+    AddFigure(&r, "latency_mean_seconds", 0.5 * i, "s", 2, v1::BETTER_LOWER, "mean latency");
+    runs.push_back(r);
+  }
+  Analysis a = Analyze(runs);
+  ASSERT_EQ(a.cells.size(), 2u);
+  const Cell& cold = a.cells[0];
+  const Cell& warm = a.cells[1];
+  ASSERT_EQ(cold.key.phase, v1::PHASE_COLD);
+  ASSERT_EQ(warm.further.size(), 1u);
+  const FurtherFigure& w = warm.further[0];
+  EXPECT_EQ(w.label, "mean latency");
+  EXPECT_EQ(w.unit, "s");
+  ASSERT_TRUE(w.median.has_value());
+  EXPECT_DOUBLE_EQ(w.median->value, 0.30000000000000004);
+  const Source& median = SourceOf(a, *w.median);
+  EXPECT_EQ(median.operation, "median");
+  EXPECT_THAT(median.run_ids, ElementsAre("w1", "w2", "w3", "w4", "w5"));
+  EXPECT_FALSE(w.min.has_value());
+  ASSERT_EQ(cold.further.size(), 1u);
+  const FurtherFigure& c = cold.further[0];
+  EXPECT_FALSE(c.median.has_value());
+  ASSERT_TRUE(c.min && c.max);
+  EXPECT_DOUBLE_EQ(c.min->value, 0.5);
+  EXPECT_DOUBLE_EQ(c.max->value, 1.0);
+  EXPECT_THAT(SourceOf(a, *c.max).inputs, ElementsAre(0.5, 1.0));
+}
+
+TEST(AnalysisTableTest, MatrixValuesThatAreNumbersSortAsNumbers) {
+  std::vector<v1::RunRecord> runs;
+  int start = 0;
+  for (const char* batch : {"16", "8", "4"}) {
+    v1::RunRecord r = MakeRun(std::string("b") + batch, v1::PHASE_WARM, 1, 10, ++start);
+    r.mutable_matrix()->clear();
+    (*r.mutable_matrix())["batch_size"] = batch;
+    runs.push_back(r);
+  }
+  Analysis a = Analyze(runs);
+  ASSERT_EQ(a.cells.size(), 3u);
+  EXPECT_EQ(a.cells[0].key.matrix, "batch_size=4");
+  EXPECT_EQ(a.cells[1].key.matrix, "batch_size=8");
+  EXPECT_EQ(a.cells[2].key.matrix, "batch_size=16");
 }
 
 }  // namespace

@@ -387,6 +387,8 @@ v1::RunRecord Make(const RunSpec& spec, int64_t start) {
     m->set_name(spec.metric);
     m->set_value(spec.value);
     m->set_unit("tokens/s");
+    m->set_headline(1);  // as the runner stamps its backend's declaration
+    m->set_better(v1::BETTER_HIGHER);
   }
   return r;
 }
@@ -967,6 +969,38 @@ TEST(RenderModelTest, DefaultTargetsWithoutPriceOrSecondClassSaySo) {
   std::string fr = Sections(b->model, Lang::kFr);
   EXPECT_THAT(fr, HasSubstr("Aucune tâche n'a été mesurée sur au moins deux classes : pas de seuil.\n\n"));
   EXPECT_EQ(StrayDigits(fr), "");
+}
+
+}  // namespace
+}  // namespace benchfleet::synthesis
+
+namespace benchfleet::synthesis {
+namespace {
+
+// A Workflow v6 series restarts its container for every repetition: all its runs are cold, and it
+// is judged on them; a setting with warm runs is still judged on those alone.
+TEST(GuideModelTest, ASettingWithOnlyColdRunsIsJudgedOnThem) {
+  std::vector<RunSpec> specs = {
+      {"k1", "chat", "gpu-box", "gpu", "", v1::PHASE_COLD, kTps, 200},
+      {"k2", "chat", "gpu-box", "gpu", "", v1::PHASE_COLD, kTps, 210},
+      {"x0", "chat", "mac-1", "gpu", "", v1::PHASE_COLD, kTps, 5},
+      {"x1", "chat", "mac-1", "gpu", "", v1::PHASE_WARM, kTps, 30},
+  };
+  std::vector<v1::RunRecord> records;
+  for (size_t i = 0; i < specs.size(); ++i) records.push_back(Make(specs[i], static_cast<int64_t>(i)));
+  auto b = Derive(Context("tasks:\n  - match: \"chat\"\n    item: token\n    uses:\n      - name: batch\n"
+                          "        min_items_per_second: 50\n"),
+                  records);
+  const TaskVerdicts& tv = VerdictsOf(b->model, "chat");
+  ASSERT_EQ(tv.cells.size(), 2u);
+  EXPECT_EQ(tv.cells[0].key.machine, "gpu-box");
+  EXPECT_EQ(tv.cells[0].key.phase, v1::PHASE_COLD);
+  EXPECT_EQ(tv.cells[0].figure.value, 200);  // the worst of two cold runs
+  ASSERT_EQ(tv.cells[0].uses.size(), 1u);
+  EXPECT_TRUE(tv.cells[0].uses[0].ok);
+  EXPECT_EQ(tv.cells[1].key.machine, "mac-1");
+  EXPECT_EQ(tv.cells[1].key.phase, v1::PHASE_WARM);  // its cold call is not judged
+  EXPECT_FALSE(tv.cells[1].uses[0].ok);
 }
 
 }  // namespace

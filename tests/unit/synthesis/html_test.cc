@@ -124,6 +124,8 @@ v1::RunRecord MakeRun(const std::string& task, const std::string& id, v1::RunSta
   m->set_name("tokens_per_second");
   m->set_value(12.5);
   m->set_unit("tokens/s");
+  m->set_headline(1);  // as the runner stamps its backend\'s declaration
+  m->set_better(v1::BETTER_HIGHER);
   return r;
 }
 

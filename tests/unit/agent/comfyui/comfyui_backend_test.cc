@@ -291,7 +291,8 @@ TEST_F(ComfyUiBackendTest, SeriesCyclesThroughTheSeeds) {
   std::unique_ptr<Backend> backend = Make("seeds: [42, 43, 44]\n");
   ASSERT_NE(backend, nullptr);
   EXPECT_EQ(backend->name(), "comfyui");
-  EXPECT_EQ(backend->throughput_metric(), "images_per_second");
+  ASSERT_NE(MainFigure(backend->figures()), nullptr);
+  EXPECT_EQ(MainFigure(backend->figures())->name, "images_per_second");
   // Validation on its own session, one run per seed.
   std::unique_ptr<BackendSession> validation = Open(*backend);
   EXPECT_EQ(validation->info().backend_version, "0.3.64");

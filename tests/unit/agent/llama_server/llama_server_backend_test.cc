@@ -43,7 +43,8 @@ TEST_F(LlamaServerBackendTest, DescribesItself) {
   absl::StatusOr<std::unique_ptr<Backend>> backend = Make(LaunchedSection());
   ASSERT_TRUE(backend.ok()) << backend.status();
   EXPECT_EQ((*backend)->name(), "llama-server");
-  EXPECT_EQ((*backend)->throughput_metric(), "predicted_per_second");
+  ASSERT_NE(MainFigure((*backend)->figures()), nullptr);
+  EXPECT_EQ(MainFigure((*backend)->figures())->name, "predicted_per_second");
   EXPECT_THAT((*backend)->matrix_axes(), ElementsAre("mode", "n_predict"));
   EXPECT_THAT((*backend)->default_axis_values("mode"), ElementsAre("gpu", "cpu"));
   EXPECT_TRUE((*backend)->default_axis_values("n_predict").empty());

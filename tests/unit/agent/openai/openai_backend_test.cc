@@ -116,7 +116,8 @@ class OpenAiBackendTest : public ::testing::Test {
 TEST_F(OpenAiBackendTest, ColdIsOneWarmUpRequestAndWarmSendsEveryPrompt) {
   auto backend = Make(Section());
   ASSERT_TRUE(backend.ok()) << backend.status();
-  EXPECT_EQ((*backend)->throughput_metric(), "output_tokens_per_second");
+  ASSERT_NE(MainFigure((*backend)->figures()), nullptr);
+  EXPECT_EQ(MainFigure((*backend)->figures())->name, "output_tokens_per_second");
   std::string tail;
   auto session = (*backend)->Open({}, &tail);
   ASSERT_TRUE(session.ok()) << session.status();

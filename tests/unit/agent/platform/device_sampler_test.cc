@@ -81,6 +81,7 @@ TEST(AnnotateRunTest, PeakMeanEnergyAndJoulesPerToken) {
   tokens->set_name("tokens_predicted");
   tokens->set_value(50);
   AnnotateOptions options;
+  options.output_token_metrics = {"tokens_predicted"};  // the backend's declaration says which
   options.memory_source = "nvidia-smi --query-gpu=memory.used";
   options.vendor = "nvidia";
   AnnotateRun(readings, {S(0.5), S(1.5)}, options, &record);

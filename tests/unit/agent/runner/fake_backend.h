@@ -65,7 +65,12 @@ class FakeBackend : public Backend {
   explicit FakeBackend(Env* env) : env_(env) {}
 
   std::string name() const override { return "fake"; }
-  std::string throughput_metric() const override { return metric_; }
+  // One headline figure (the runs' predicted_per_second unless set_metric says otherwise).
+  FigureDeclarations figures() const override {
+    if (metric_.empty()) return {};
+    figure_ = FigureDeclaration{.name = metric_, .unit = "tokens/s", .better = v1::BETTER_HIGHER, .headline = 1};
+    return FigureDeclarations(&figure_, 1);
+  }
   std::vector<std::string> matrix_axes() const override { return {"mode", "n_predict"}; }
   std::vector<std::string> default_axis_values(const std::string& axis) const override {
     return axis == "mode" ? default_modes_ : std::vector<std::string>{};
@@ -96,6 +101,7 @@ class FakeBackend : public Backend {
   friend class FakeSession;
   Env* env_;
   std::string metric_ = "predicted_per_second";
+  mutable FigureDeclaration figure_;
   std::vector<std::string> default_modes_ = {"gpu", "cpu"};
   bool simulated_ = false;
   std::string version_ = "fake-1.0";

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/runner/figures.h"
+#include "common/figures.h"
 #include "agent/runner/series_summary.h"
 #include "common/conditions_fingerprint.h"
 #include "common/hashing.h"
@@ -207,6 +208,20 @@ TEST_F(SeriesRunnerTest, FillsWhatTheRunnerOwnsInEveryRecord) {
   EXPECT_EQ(result.runs[0].record.phase(), v1::PHASE_COLD);
   EXPECT_EQ(result.runs[1].record.phase(), v1::PHASE_WARM);
   EXPECT_EQ(result.task_id, kTaskId);
+}
+
+// The backend's declaration of its figures (common/figures.h) is stamped on every record, so the
+// guide, the coordinator and the CLI read what a figure is without naming it.
+TEST_F(SeriesRunnerTest, StampsTheBackendsDeclarationOnEveryRecord) {
+  const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 1\nmatrix:\n  mode: [gpu]\n"));
+  ASSERT_EQ(result.runs.size(), 2u);
+  for (const RunResult& run : result.runs) {
+    const v1::Metric* main = MainFigure(run.record);
+    ASSERT_NE(main, nullptr) << run.record.ShortDebugString();
+    EXPECT_EQ(main->name(), "predicted_per_second");
+    EXPECT_EQ(main->headline(), 1u);
+    EXPECT_EQ(main->better(), v1::BETTER_HIGHER);
+  }
 }
 
 TEST_F(SeriesRunnerTest, AnEmptyTaskIdGetsANewUuid) {

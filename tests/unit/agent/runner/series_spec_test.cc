@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 
 namespace benchfleet::agent {
@@ -86,6 +89,79 @@ TEST(SeriesSpecTest, TheUrlExampleParses) {
   EXPECT_EQ(spec->runs.warm, 8);
   EXPECT_EQ(spec->runs.pause_between_runs, absl::Milliseconds(500));
   EXPECT_TRUE(spec->matrix.empty());
+}
+
+// Every example in examples/series is a spec the parser accepts (its backend's section is checked
+// by the backend, with an allow-list: each backend's tests run its example).
+TEST(SeriesSpecTest, EveryExampleParses) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(Example(""))) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"comfyui-sd15-txt2img.yaml", "llama-server-gpu-vs-cpu.yaml",
+                                              "llama-server-url.yaml", "openai-concurrency-sweep.yaml",
+                                              "workflow-v6.yaml"}));
+  for (const std::string& name : names) {
+    auto spec = LoadSeriesSpec(Env::Default(), Example(name));
+    EXPECT_TRUE(spec.ok()) << name << ": " << spec.status();
+    if (spec.ok()) {
+      EXPECT_TRUE(spec->backend_section.IsMap()) << name;
+    }
+  }
+}
+
+// The Workflow v6 method: batch size 4, 8 and 16, five repetitions, ACCELERATOR from the label.
+TEST(SeriesSpecTest, TheWorkflowV6ExampleParses) {
+  auto spec = LoadSeriesSpec(Env::Default(), Example("workflow-v6.yaml"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->backend, "workflow");
+  EXPECT_EQ(spec->backend_section["command"].Scalar(), "workflow-v6");
+  EXPECT_EQ(spec->backend_section["prompts"].Scalar(), "/srv/workflows/bench_prompts.jsonl");
+  EXPECT_EQ(spec->backend_section["env"]["ACCELERATOR"]["label"].Scalar(), "accelerator");
+  EXPECT_EQ(spec->backend_section["env"]["MODEL"].Scalar(), "meta-llama/Llama-2-7b-hf");
+  EXPECT_EQ(spec->backend_section["env"]["DTYPE"].Scalar(), "float16");
+  EXPECT_EQ(spec->backend_section["container"].Scalar(), "restart");
+  EXPECT_EQ(spec->runs.cold, 1);
+  EXPECT_EQ(spec->runs.warm, 0);
+  EXPECT_EQ(spec->runs.repetitions, 5);
+  ASSERT_EQ(spec->matrix.size(), 1u);
+  EXPECT_EQ(spec->matrix[0].name, "batch_size");
+  EXPECT_THAT(spec->matrix[0].values, ElementsAre("4", "8", "16"));
+}
+
+// An OpenAI-compatible endpoint at concurrency 1, 4, 8 and 16 with TTFT and TPOT SLOs.
+TEST(SeriesSpecTest, TheOpenAiConcurrencySweepExampleParses) {
+  auto spec = LoadSeriesSpec(Env::Default(), Example("openai-concurrency-sweep.yaml"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->backend, "openai");
+  EXPECT_EQ(spec->backend_section["slo"]["ttft"].Scalar(), "500ms");
+  EXPECT_EQ(spec->backend_section["slo"]["tpot"].Scalar(), "50ms");
+  EXPECT_EQ(spec->backend_section["prompts"].Scalar(), "/srv/workflows/bench_prompts.jsonl");
+  ASSERT_EQ(spec->matrix.size(), 1u);
+  EXPECT_EQ(spec->matrix[0].name, "concurrency");
+  EXPECT_THAT(spec->matrix[0].values, ElementsAre("1", "4", "8", "16"));
+  EXPECT_EQ(spec->runs.cold, 1);
+  EXPECT_EQ(spec->runs.warm, 1);
+}
+
+// The prompts both examples send: 100 of our own, one JSON object per line, ids p001..p100.
+TEST(SeriesSpecTest, TheExamplePromptsAreAHundredExplainInOneSentence) {
+  auto text = Env::Default()->ReadFile(std::string(BENCHFLEET_SOURCE_DIR) + "/examples/prompts/bench_prompts.jsonl");
+  ASSERT_TRUE(text.ok()) << text.status();
+  int n = 0;
+  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
+    ++n;
+    const nlohmann::json prompt = nlohmann::json::parse(line);
+    EXPECT_EQ(prompt["id"], absl::StrFormat("p%03d", n));
+    const std::string words = prompt["prompt"].get<std::string>();
+    EXPECT_THAT(words, StartsWith("Explain in one sentence what "));
+    // About 30 tokens: 15 to 30 words.
+    const size_t count = std::vector<absl::string_view>(absl::StrSplit(words, ' ')).size();
+    EXPECT_GE(count, 15u) << words;
+    EXPECT_LE(count, 30u) << words;
+  }
+  EXPECT_EQ(n, 100);
 }
 
 TEST(SeriesSpecTest, MissingSectionsTakeTheDefaults) {

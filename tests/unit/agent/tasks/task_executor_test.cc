@@ -60,7 +60,7 @@ class ForwardingBackend : public Backend {
  public:
   explicit ForwardingBackend(FakeBackend* fake) : fake_(fake) {}
   std::string name() const override { return fake_->name(); }
-  std::string throughput_metric() const override { return fake_->throughput_metric(); }
+  FigureDeclarations figures() const override { return fake_->figures(); }
   std::vector<std::string> matrix_axes() const override { return fake_->matrix_axes(); }
   std::vector<std::string> default_axis_values(const std::string& axis) const override {
     return fake_->default_axis_values(axis);

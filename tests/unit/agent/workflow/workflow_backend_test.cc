@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -82,6 +83,19 @@ class WorkflowBackendTest : public ::testing::Test {
     };
     allow.commands["docker-standin"] = in_docker({"--alloc-mib", "16", "--ms-per-request", "300", "--tokens", "20"});
     allow.commands["docker-hang"] = in_docker({"--hang"});
+    // The batch size as {batch_size}, and as BATCH_SIZE.
+    allow.commands["standin-batched"] = command({"--batch-size", "{batch_size}", "--ms-per-request", "5"});
+    allow.commands["standin-batch-env"] =
+        CommandTemplate{{WORKFLOW_STANDIN, "--prompts", "{prompts}", "--output", "{output}", "--ms-per-request", "5"},
+                        {"ACCELERATOR", "BATCH_SIZE"}};
+    // A reused (fake) container: started at Open, each run executed in it.
+    allow.commands["docker-up"] = CommandTemplate{{dir_.path() + "/bin/docker", "run", "-d", "--name", "{container}",
+                                                   "-e", "ACCELERATOR", "workflow:6", "sleep", "infinity"},
+                                                  {"ACCELERATOR"}};
+    allow.commands["docker-exec-standin"] = CommandTemplate{
+        {dir_.path() + "/bin/docker", "exec", "{container}", WORKFLOW_STANDIN, "--prompts", "{prompts}", "--output",
+         "{output}", "--batch-size", "{batch_size}", "--ms-per-request", "100", "--tokens", "20"},
+        {}};
     allow_ = std::make_unique<AllowList>(allow, "agent.yaml");
     context_.env = Env::Default();
     context_.allow = allow_.get();
@@ -172,9 +186,11 @@ TEST_F(WorkflowBackendTest, CgroupPeakWhereThisMachineAllows) {
   ASSERT_EQ(r.status().code(), v1::RunStatus::CODE_OK) << r.status().message() << "\n" << r.status().log_tail();
   ASSERT_EQ(r.memory_size(), 1);
   EXPECT_EQ(r.memory(0).kind(), v1::MEMORY_KIND_CONTAINER_PEAK);
-  EXPECT_THAT(r.memory(0).scope(), StartsWith(absl::StrCat("cgroup v", h->version, " ")));
+  // The scope is the same for every run; the run's own cgroup is named in the source.
+  EXPECT_EQ(r.memory(0).scope(), "cgroup");
   EXPECT_THAT(r.memory(0).source(),
-              HasSubstr(h->version == 2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
+              HasSubstr(h->version == 2 ? "/memory.peak (cgroup v2 " : "/memory.max_usage_in_bytes (cgroup v1 "));
+  EXPECT_THAT(r.memory(0).source(), HasSubstr(absl::StrCat("/benchfleet-workflow-", ::getpid(), "-")));
   EXPECT_NEAR(static_cast<double>(r.memory(0).bytes()), 64.0 * kMiB, 0.1 * 64 * kMiB);
   EXPECT_EQ(r.params().count("memory_cgroup_left"), 0u);
 }
@@ -293,16 +309,19 @@ TEST_F(WorkflowBackendTest, AContainerItNamesIsMeasuredByDockerStatsSampled) {
   EXPECT_THAT(name, StartsWith(absl::StrCat("benchfleet-", ::getpid(), "-")));
   EXPECT_THAT(r.params().at("command_line"), HasSubstr(absl::StrCat(" run --rm --name ", name, " workflow:6 ")));
   EXPECT_EQ(ReadFile(dir_.path() + "/docker-state/name"), name + "\n");
+  EXPECT_EQ(r.params().at("container_lifecycle"), "restart");
   EXPECT_EQ(r.requests_size(), 3);
   // Only the container's figure: neither a cgroup nor rusage (they would see the docker CLI).
   ASSERT_EQ(r.memory_size(), 1) << r.DebugString();
   EXPECT_EQ(r.memory(0).kind(), v1::MEMORY_KIND_CONTAINER_PEAK);
-  EXPECT_EQ(r.memory(0).scope(), "docker container " + name);
+  // The scope is the same for every run (one column for the repetitions); the run's container
+  // is named in the source.
+  EXPECT_EQ(r.memory(0).scope(), "container");
   EXPECT_EQ(r.memory(0).bytes(), 1610612736u);  // "1.5GiB", the highest sample
   const int samples = std::stoi(ReadFile(dir_.path() + "/docker-state/count"));
   EXPECT_GE(samples, 2);
   EXPECT_EQ(r.memory(0).source(),
-            absl::StrCat("docker stats --no-stream MemUsage, sampled: the highest of ", samples,
+            absl::StrCat("docker stats --no-stream MemUsage of container ", name, ", sampled: the highest of ", samples,
                          " samples taken every 0.1 s or more while the command ran; a spike between two samples is "
                          "missed, so the true peak can be higher"));
   EXPECT_THAT(r.params().at("memory_samples"), StartsWith(absl::StrCat(samples, " of ")));
@@ -390,9 +409,201 @@ TEST_F(WorkflowBackendTest, RefusesAModeItDoesNotHave) {
       NewWorkflowBackendWith(YAML::Load(Section("standin-64")), context_, {});
   ASSERT_TRUE(backend.ok());
   EXPECT_EQ((*backend)->default_axis_values("mode"), std::vector<std::string>{"none"});
-  EXPECT_EQ((*backend)->throughput_metric(), "output_tokens_per_second");
+  ASSERT_NE(MainFigure((*backend)->figures()), nullptr);
+  EXPECT_EQ(MainFigure((*backend)->figures())->name, "output_tokens_per_second");
   EXPECT_EQ((*backend)->CheckCombination({{"mode", "nvidia"}}).message(),
             "unknown mode nvidia: the workflow section's mode is none (workflow.mode, else env ACCELERATOR)");
+}
+
+TEST_F(WorkflowBackendTest, TheBatchSizeIsAMatrixAxisHandedToTheCommand) {
+  absl::StatusOr<std::unique_ptr<Backend>> backend =
+      NewWorkflowBackendWith(YAML::Load(Section("standin-batched", "batch_size: 2\nmemory: rusage\n")), context_, {});
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  EXPECT_THAT((*backend)->matrix_axes(), ::testing::ElementsAre("mode", "batch_size"));
+  EXPECT_EQ((*backend)->default_axis_values("batch_size"), std::vector<std::string>{"2"});
+  EXPECT_TRUE((*backend)->CheckCombination({{"mode", "none"}, {"batch_size", "16"}}).ok());
+  EXPECT_EQ((*backend)->CheckCombination({{"batch_size", "sixteen"}}).message(),
+            "batch_size must be an integer from 1 to 1048576, got 'sixteen'");
+  EXPECT_EQ((*backend)->CheckCombination({{"mode", "none"}}).message(),
+            "command standin-batched holds {batch_size}: give workflow.batch_size or a matrix axis batch_size");
+
+  absl::StatusOr<std::unique_ptr<BackendSession>> session =
+      (*backend)->Open({{"mode", "none"}, {"batch_size", "3"}}, nullptr);
+  ASSERT_TRUE(session.ok()) << session.status();
+  v1::RunRecord r;
+  (*session)->Run(RunInput{v1::PHASE_COLD, 1, 1, 0}, &r);
+  ASSERT_EQ(r.status().code(), v1::RunStatus::CODE_OK) << r.status().message() << "\n" << r.status().log_tail();
+  EXPECT_EQ(r.params().at("batch_size"), "3");
+  EXPECT_THAT(r.params().at("command_line"), HasSubstr(" --batch-size 3 "));
+  EXPECT_EQ(r.params().at("results_file"), dir_.path() + "/work/workflow-none-b3-r1-cold-1.results.json");
+  // The stand-in answered the three prompts in one batch: one latency for all.
+  ASSERT_EQ(r.requests_size(), 3);
+  EXPECT_EQ(r.requests(0).latency_seconds(), r.requests(2).latency_seconds());
+  EXPECT_THAT(ReadFile(r.params().at("results_file")), HasSubstr("\"batch_size\": 3"));
+
+  // A command without a batch size refuses the axis.
+  absl::StatusOr<std::unique_ptr<Backend>> plain = NewWorkflowBackendWith(YAML::Load(Section("standin-64")), context_, {});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE((*plain)->default_axis_values("batch_size").empty());
+  EXPECT_EQ((*plain)->CheckCombination({{"batch_size", "8"}}).message(),
+            "batch_size 8: command standin-64 takes no batch size (no {batch_size} in its argv, no BATCH_SIZE in its "
+            "env)");
+}
+
+TEST_F(WorkflowBackendTest, TheBatchSizeGoesToBatchSizeWhenTheCommandListsIt) {
+  absl::StatusOr<std::unique_ptr<Backend>> backend =
+      NewWorkflowBackendWith(YAML::Load(Section("standin-batch-env", "memory: rusage\n")), context_, {});
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  // No batch size anywhere: the command runs without BATCH_SIZE.
+  EXPECT_TRUE((*backend)->CheckCombination({{"mode", "none"}}).ok());
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"batch_size", "2"}}, nullptr);
+  ASSERT_TRUE(session.ok()) << session.status();
+  v1::RunRecord r;
+  (*session)->Run(RunInput{v1::PHASE_COLD, 1, 1, 0}, &r);
+  ASSERT_EQ(r.status().code(), v1::RunStatus::CODE_OK) << r.status().message() << "\n" << r.status().log_tail();
+  EXPECT_EQ(r.params().at("batch_size"), "2");
+  EXPECT_THAT(ReadFile(r.params().at("results_file")), HasSubstr("\"batch_size\": 2"));
+  ASSERT_EQ(r.requests_size(), 3);
+  EXPECT_EQ(r.requests(0).latency_seconds(), r.requests(1).latency_seconds());  // one batch of 2
+}
+
+TEST_F(WorkflowBackendTest, AcceleratorComesFromTheAgentsLabel) {
+  context_.labels = {{"accelerator", "nvidia"}, {"class", "a100"}};
+  const v1::RunRecord r = RunOnce(absl::StrCat("command: standin-64\nprompts: ", prompts_,
+                                               "\nenv: {ACCELERATOR: {label: accelerator, default: none}}\n"
+                                               "memory: rusage\n"));
+  ASSERT_EQ(r.status().code(), v1::RunStatus::CODE_OK) << r.status().message();
+  EXPECT_EQ(r.mode(), "nvidia");
+  EXPECT_EQ(r.params().at("env.ACCELERATOR"), "nvidia");
+  EXPECT_EQ(r.params().at("env_source.ACCELERATOR"), "agent label accelerator");
+  EXPECT_EQ(r.params().at("tool"), "workflow-standin 1 ACCELERATOR=nvidia");
+
+  context_.labels = {};
+  absl::StatusOr<std::unique_ptr<Backend>> refused = NewWorkflowBackendWith(
+      YAML::Load(absl::StrCat("command: standin-64\nprompts: ", prompts_, "\nenv: {ACCELERATOR: {label: accelerator}}\n")),
+      context_, {});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "line 3: workflow.env.ACCELERATOR takes this agent's label accelerator, which it does not have (its "
+            "labels: none), and gives no default");
+}
+
+// A fake docker CLI for a reused container: `run -d --name NAME -e VAR IMAGE CMD...` notes the
+// name and VAR's value and returns (the container "runs"); `exec NAME CMD...` runs CMD when NAME
+// runs (else "No such container"), noting it; `stats ... NAME` answers 256MiB while NAME runs;
+// `rm -f NAME` notes it and stops it; version and image inspect answer.
+void WriteFakeSessionDocker(const std::string& dir, bool start_fails = false) {
+  ::mkdir((dir + "/bin").c_str(), 0755);
+  const std::string state = dir + "/docker-state";
+  ::mkdir(state.c_str(), 0755);
+  testing::WriteTool(dir + "/bin", "docker", absl::StrCat("state='", state, "'\nstart_fails=", start_fails ? 1 : 0, R"sh(
+running() { [ -e "$state/running.$1" ]; }
+case "$1" in
+  run)
+    shift
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        -d|--rm) shift ;;
+        --name) name=$2; shift 2 ;;
+        -e) echo "$2=$(printenv "$2")" >> "$state/env"; shift 2 ;;
+        *) break ;;
+      esac
+    done
+    echo "$name" >> "$state/started"
+    if [ "$start_fails" = 1 ]; then
+      echo "docker: Error response from daemon: pull access denied for $1." >&2
+      exit 125
+    fi
+    touch "$state/running.$name"
+    echo 4c0fe3d2a1b6e0f9 ;;
+  exec)
+    name=$2; shift 2
+    running "$name" || { echo "Error response from daemon: No such container: $name" >&2; exit 1; }
+    echo "$name" >> "$state/execs"
+    exec "$@" ;;
+  stats)
+    for last; do :; done
+    running "$last" || { echo "Error response from daemon: No such container: $last" >&2; exit 1; }
+    printf '{"Container":"%s","MemUsage":"256MiB / 62.79GiB","Name":"%s"}
+' "$last" "$last" ;;
+  rm) echo "$3" >> "$state/removed"; rm -f "$state/running.$3" ;;
+  kill) echo "$2" >> "$state/killed"; rm -f "$state/running.$2" ;;
+  version) echo '24.0.7' ;;
+  image) echo "sha256:4c0fe3d2a1b6e0f9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5 registry.example/workflow:6@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" ;;
+  *) echo "fake docker: $*" >&2; exit 2 ;;
+esac
+)sh"));
+}
+
+std::string Reused(const std::string& prompts) {
+  return absl::StrCat("command: docker-exec-standin\nprompts: ", prompts,
+                      "\ncontainer: reuse\nstart: docker-up\nbatch_size: 2\nenv: {ACCELERATOR: amd}\n"
+                      "container_sample_period: 100ms\n");
+}
+
+// container: reuse: Open starts one container, every run of the session executes in it (the
+// first COLD, the others WARM as the runner counts), Close removes it.
+TEST_F(WorkflowBackendTest, AReusedContainerServesEveryRunOfItsSession) {
+  WriteFakeSessionDocker(dir_.path());
+  absl::StatusOr<std::unique_ptr<Backend>> backend = NewWorkflowBackendWith(YAML::Load(Reused(prompts_)), context_, {});
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"batch_size", "2"}}, nullptr);
+  ASSERT_TRUE(session.ok()) << session.status();
+  const std::string started = ReadFile(dir_.path() + "/docker-state/started");
+  ASSERT_THAT(started, StartsWith(absl::StrCat("benchfleet-", ::getpid(), "-")));
+  const std::string name = started.substr(0, started.size() - 1);
+  EXPECT_EQ(ReadFile(dir_.path() + "/docker-state/env"), "ACCELERATOR=amd\n");  // the start command lists it
+  EXPECT_EQ((*session)->info().params.at("start_command"), "docker-up");
+  // The conditions come from the start command's image.
+  EXPECT_EQ((*session)->info().conditions.at("image"), "workflow:6");
+
+  std::vector<v1::RunRecord> records(3);
+  (*session)->Run(RunInput{v1::PHASE_COLD, 1, 1, 0}, &records[0]);
+  (*session)->Run(RunInput{v1::PHASE_WARM, 1, 1, 0}, &records[1]);
+  (*session)->Run(RunInput{v1::PHASE_WARM, 2, 1, 0}, &records[2]);
+  EXPECT_TRUE((*session)->alive());
+  for (const v1::RunRecord& r : records) {
+    ASSERT_EQ(r.status().code(), v1::RunStatus::CODE_OK) << r.status().message() << "\n" << r.status().log_tail();
+    EXPECT_EQ(r.params().at("container"), name);
+    EXPECT_EQ(r.params().at("container_lifecycle"), "reuse");
+    EXPECT_THAT(r.params().at("command_line"), HasSubstr(absl::StrCat(" exec ", name, " ")));
+    ASSERT_EQ(r.memory_size(), 1) << r.DebugString();
+    EXPECT_EQ(r.memory(0).kind(), v1::MEMORY_KIND_CONTAINER_PEAK);
+    EXPECT_EQ(r.memory(0).scope(), "container");
+    EXPECT_THAT(r.memory(0).source(), StartsWith(absl::StrCat("docker stats --no-stream MemUsage of container ", name,
+                                                              ", sampled: ")));
+    EXPECT_EQ(r.memory(0).bytes(), 256 * kMiB);
+    EXPECT_EQ(r.requests_size(), 3);
+  }
+  EXPECT_EQ(records[1].params().at("results_file"), dir_.path() + "/work/workflow-amd-b2-r1-warm-1.results.json");
+  EXPECT_EQ(ReadFile(dir_.path() + "/docker-state/execs"), absl::StrCat(name, "\n", name, "\n", name, "\n"));
+  EXPECT_EQ(ReadFile(dir_.path() + "/docker-state/started"), name + "\n");  // one container for the session
+  EXPECT_FALSE(std::ifstream(dir_.path() + "/docker-state/removed").good());
+
+  EXPECT_TRUE((*session)->Close().ok());
+  EXPECT_TRUE((*session)->Close().ok());  // idempotent
+  EXPECT_EQ(ReadFile(dir_.path() + "/docker-state/removed"), name + "\n");
+
+  // A new session: a new container.
+  absl::StatusOr<std::unique_ptr<BackendSession>> next = (*backend)->Open({{"batch_size", "2"}}, nullptr);
+  ASSERT_TRUE(next.ok()) << next.status();
+  next->reset();  // the destructor removes it too
+  const std::string removed = ReadFile(dir_.path() + "/docker-state/removed");
+  EXPECT_EQ(std::count(removed.begin(), removed.end(), '\n'), 2);
+  EXPECT_NE(removed.substr(name.size() + 1), name + "\n");
+}
+
+TEST_F(WorkflowBackendTest, AStartCommandThatFailsFailsOpenWithItsOutputAndLeavesNoContainer) {
+  WriteFakeSessionDocker(dir_.path(), /*start_fails=*/true);
+  absl::StatusOr<std::unique_ptr<Backend>> backend = NewWorkflowBackendWith(YAML::Load(Reused(prompts_)), context_, {});
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  std::string tail;
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"batch_size", "2"}}, &tail);
+  EXPECT_EQ(session.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(session.status().message(), "start command docker-up failed: exit code 125");
+  EXPECT_THAT(tail, HasSubstr("stderr (last 20 lines):\ndocker: Error response from daemon: pull access denied for "
+                              "workflow:6."));
+  EXPECT_EQ(ReadFile(dir_.path() + "/docker-state/removed"), ReadFile(dir_.path() + "/docker-state/started"));
 }
 
 }  // namespace

@@ -438,7 +438,7 @@ TEST_F(SchedulerPgTest, ProgressThenFinishedSucceedsAndOtherAgentsUpdatesAreIgno
     p->set_runs_total(3);
     p->set_phase("WARM");
     p->set_call_index(1);
-    p->set_last_figure("predicted_per_second 52.9 tokens/s");
+    p->set_last_figure("generation tokens/s 52.9 tokens/s");
   });
   Update("b", task_a, [](v1::TaskUpdate* u) { u->mutable_refused()->set_reason("not mine"); });
   v1::SeriesStatus s = Series(id);
@@ -446,7 +446,7 @@ TEST_F(SchedulerPgTest, ProgressThenFinishedSucceedsAndOtherAgentsUpdatesAreIgno
   EXPECT_EQ(s.tasks(0).runs_done(), 2u);
   EXPECT_EQ(s.tasks(0).runs_total(), 3u);
   EXPECT_EQ(s.tasks(0).phase(), "WARM");
-  EXPECT_EQ(s.tasks(0).last_figure(), "predicted_per_second 52.9 tokens/s");
+  EXPECT_EQ(s.tasks(0).last_figure(), "generation tokens/s 52.9 tokens/s");
   Update("a", task_a, [](v1::TaskUpdate* u) {
     u->mutable_finished()->set_ok(true);
     u->mutable_finished()->set_runs_done(3);
@@ -627,7 +627,9 @@ TEST_F(SchedulerPgTest, ARunOfAScheduledSeriesIsCheckedAgainstItsBaseline) {
   EXPECT_EQ(s.tasks(0).flag_counts().at("CACHE_HIT"), 1u);
   EXPECT_EQ(s.tasks(0).flag_counts().at("REGRESSION"), 1u);
   EXPECT_EQ(db_.QueryValue("SELECT reason FROM run_annotations WHERE code = 'REGRESSION'"),
-            "tokens_per_second 40 is 21.6% worse than the median 51 of 5 runs (min 50, max 51)");
+            "output tokens/s 40 tokens/s is 21.6% worse than the median 51 of 5 runs (min 50, max 51)");
+  EXPECT_EQ(v.metric(), "tokens_per_second");
+  EXPECT_EQ(v.label(), "output tokens/s");
   EXPECT_THAT(metrics_.calls(), ElementsAre("TaskKnown agent-1 chat-7b", "RegressionChecked agent-1 chat-7b regression"));
 }
 
