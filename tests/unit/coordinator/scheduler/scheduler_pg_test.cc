@@ -222,6 +222,8 @@ TEST_F(SchedulerPgTest, EveryExampleSpecIsAcceptedOnADryRun) {
       {"llama-server-gpu-vs-cpu.yaml", {"gpu-a100"}},
       {"comfyui-sd15-txt2img.yaml", {"gpu-a100"}},
       {"llama-server-url.yaml", {"cpu-c5", "gpu-a100"}},
+      {"openai-concurrency-sweep.yaml", {"gpu-a100"}},
+      {"workflow-v6.yaml", {"cpu-c5", "gpu-a100"}},
   };
   for (const auto& [name, agents] : examples) {
     std::ifstream in(std::string(BENCHFLEET_SOURCE_DIR) + "/examples/series/" + name);
