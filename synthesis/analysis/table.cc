@@ -88,14 +88,16 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
   cell.metric = SelectMetricName(ok);
   cell.label = cell.metric;
   for (const auto* r : ok) {
-    if (cell.metric == kWallSeconds) {
-      if (MetricOf(*r, cell.metric)) {
-        cell.unit = "s";
-        break;
-      }
-      continue;
-    }
     auto m = std::find_if(r->metrics.begin(), r->metrics.end(),
+                          [&](const RunRow::Metric& x) { return x.name == cell.metric; });
+    if (cell.metric == kWallSeconds) {
+      // Read from wall_duration; a reader that declares it (a ComfyUI log) gives its label.
+      if (!MetricOf(*r, cell.metric)) continue;
+      cell.unit = "s";
+      if (m != r->metrics.end() && !m->label.empty()) cell.label = std::string(m->label);
+      break;
+    }
+    m = std::find_if(r->metrics.begin(), r->metrics.end(),
                           [&](const RunRow::Metric& x) { return x.name == cell.metric; });
     if (m != r->metrics.end()) {
       cell.unit = std::string(m->unit);
