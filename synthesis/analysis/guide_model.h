@@ -122,7 +122,7 @@ struct SeriesConditions {
     std::string offloaded_layers;
   };
   std::map<std::string, RanOn> ran_on;
-  std::vector<std::string> matrix_values;           // distinct "k=v;k=v" combinations, sorted
+  std::vector<std::string> matrix_values;           // distinct "k=v;k=v" combinations, MatrixStringLess order
   std::string first_start;                          // RFC 3339 UTC of the earliest start_time ("" if none)
   std::string last_start;
   Figure runs;       // count source over every run of the series

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/matrix_order.h"
 #include "synthesis/analysis/guide_model.h"
 
 namespace benchfleet::synthesis {
@@ -92,12 +93,18 @@ SeriesDraft Summarize(const std::string& key, const std::string& machine, std::v
   };
   // A set lookup only when a field differs from the previous run's: consecutive runs mostly share
   // them, and a million lookups per field showed in the profile.
-  auto insert_new = [](std::set<std::string, std::less<>>& set, std::string_view value, std::string_view& previous) {
+  auto insert_new = [](auto& set, std::string_view value, std::string_view& previous) {
     if (value.empty() || previous == value) return;
     if (!set.contains(value)) set.emplace(value);
     previous = value;
   };
-  std::set<std::string, std::less<>> series_ids, tasks, backends, matrices;
+  std::set<std::string, std::less<>> series_ids, tasks, backends;
+  // Matrix values that are numbers sort as numbers (batch_size=4 before 16), as in the tables.
+  struct MatrixOrder {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const { return MatrixStringLess(a, b); }
+  };
+  std::set<std::string, MatrixOrder> matrices;
   std::string_view previous_series, previous_task, previous_backend, previous_matrix;
   const RunRow::Param* previous_params = nullptr;  // the params last narrowed by (rows share arrays)
   for (size_t i = 0; i < runs.size(); ++i) {
