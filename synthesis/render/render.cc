@@ -86,7 +86,9 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
       for (const RunFigure& rf : c.runs) list.push_back(Ref(rf.figure, lang));
       values = list.empty() ? std::string(m.none_value) : Join(list, ", ");
     }
-    std::string range = c.min && c.max ? Ref(*c.min, lang) + " – " + Ref(*c.max, lang) : std::string(m.none_value);
+    // One run has a value, not a range (its value is already listed).
+    std::string range = c.min && c.max && c.runs.size() > 1 ? Ref(*c.min, lang) + " – " + Ref(*c.max, lang)
+                                                             : std::string(m.none_value);
     std::string median = c.median ? Ref(*c.median, lang) : std::string(m.none_value);
     std::string metric = FigureName(c.label, c.unit);
     auto ident = [&m](const std::string& text) { return text.empty() ? std::string(m.none_value) : Code(text); };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "synthesis/render/inline_text.h"
+#include "synthesis/render/messages.h"
 #include "synthesis/render/messages_model.h"
 #include "synthesis/render/sections.h"
 
@@ -279,8 +280,15 @@ std::string RuleText(const Rule& r, Lang lang, const ModelMessages& m) {
   key.matrix = word("matrix");
   values.emplace_back("setting", Setting(key, m));
   for (const char* name : {"machine", "class", "second_class", "gpu_setting", "cpu_setting", "best_matrix",
-                           "worst_matrix", "codes", "kind", "reason", "message"}) {
+                           "worst_matrix", "codes", "reason", "message"}) {
     values.emplace_back(name, CodeOrNone(word(name), m));
+  }
+  // A memory kind in the catalogue's words ("process peak RSS (host memory)"), never its enum name.
+  v1::MemoryKind kind = v1::MEMORY_KIND_UNSPECIFIED;
+  if (const std::string name = word("kind"); !name.empty() && v1::MemoryKind_Parse(name, &kind)) {
+    values.emplace_back("kind", S(MemoryKindWording(lang == Lang::kFr ? MessagesFr() : MessagesEn(), kind)));
+  } else {
+    values.emplace_back("kind", CodeOrNone(word("kind"), m));
   }
   return Fill(RuleTemplate(r.code, m), values);
 }

@@ -906,7 +906,7 @@ TEST(RenderModelTest, EnglishSectionsShowVerdictsArithmeticAndRules) {
                             "they are kept out of every figure.\n"));
   const Rule& memory = RuleOf(b->model, "MEMORY_NEED", "chat");
   EXPECT_THAT(md, HasSubstr("- `chat` needs up to 2.00 [" + memory.figures.at("gib").source_id +
-                            "] GiB of `MEMORY_KIND_DEVICE_BUFFER` on `gpu-box` `llama-server / gpu / ctx=4096`.\n"));
+                            "] GiB of accelerator buffer reported by the backend on `gpu-box` `llama-server / gpu / ctx=4096`.\n"));
   const Rule& failed = RuleOf(b->model, "FAILED_SETTING", "solo");
   EXPECT_THAT(md, HasSubstr("- `solo` fails on `gpu-box` `llama-server / cpu`: every run failed (2 [" +
                             failed.figures.at("count").source_id + "]; first error: `out of memory`).\n"));
