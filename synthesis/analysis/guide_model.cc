@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/run_flags.h"
 #include "synthesis/analysis/guide_model.h"
 
 namespace benchfleet::synthesis {
@@ -262,7 +263,10 @@ class RuleBuilder {
     for (const TaskVerdicts& tv : model_.verdicts) GpuOverCpu(tv);
     for (const TaskVerdicts& tv : model_.verdicts) ColdStart(tv);
     for (const TaskVerdicts& tv : model_.verdicts) {
-      TrapCount(tv, "CACHE_HITS", {"CACHE_HIT", "PROMPT_CACHE_USED"});
+      // Two caches, two remedies: a server's execution cache (ComfyUI's) wants an input of each run's
+      // own, a prompt cache (llama-server's) turning off.
+      TrapCount(tv, "CACHE_HITS", {std::string(kCacheHitFlag)});
+      TrapCount(tv, "PROMPT_CACHE_HITS", {std::string(kPromptCacheUsedFlag)});
     }
     for (const TaskVerdicts& tv : model_.verdicts) TrapCount(tv, "THROUGHPUT_DROP", {"THROUGHPUT_DROP"});
     for (const TaskVerdicts& tv : model_.verdicts) FastestClass(tv);

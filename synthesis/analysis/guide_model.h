@@ -205,8 +205,10 @@ struct TaskCost {
 //                     gpu/cpu of items_per_second > 1 -> "run on the GPU: xR"; words: task, machine.
 //   COLD_START        a COLD cell and the WARM cell of the same setting: ratio of cold
 //                     seconds_per_item to warm seconds_per_item > 1.5 -> keep cold runs apart.
-//   CACHE_HITS        any CACHE_HIT / PROMPT_CACHE_USED trap: count of such runs -> change the seed /
-//                     turn the prompt cache off; they are excluded.
+//   CACHE_HITS        any CACHE_HIT trap (the server's execution cache): count of such runs -> give
+//                     every run an input of its own (a new seed); they are excluded.
+//   PROMPT_CACHE_HITS any PROMPT_CACHE_USED trap: count of such runs -> turn the prompt cache off;
+//                     they are excluded.
 //   THROUGHPUT_DROP   any THROUGHPUT_DROP trap: count of runs -> publish every run, never a median
 //                     over few calls.
 //   FASTEST_CLASS     a task measured on >= 2 classes: ratio best / second best items_per_second.

@@ -66,8 +66,11 @@ const ModelMessages& ModelMessagesEn() {
                            "{items}/s; GPU {gpu_setting}, CPU {cpu_setting}).",
       .rule_cold_start = "Keep cold calls apart for {task} on {machine} {setting}: the first call takes {ratio} times "
                          "as long per {item} as a warm call ({cold} vs {warm}).",
-      .rule_cache_hits = "{task}: runs served from a cache ({codes}): {count}. Change the seed or turn the prompt "
-                         "cache off; they are kept out of every figure.",
+      .rule_cache_hits = "{task}: runs whose work the server served from its execution cache ({codes}): {count}. "
+                         "Give every run an input of its own (a new seed) so that the work is done again; they are "
+                         "kept out of every figure.",
+      .rule_prompt_cache_hits = "{task}: runs in which the server reused cached prompt tokens ({codes}): {count}. "
+                                "Turn its prompt cache off (cache_prompt: false); they are kept out of every figure.",
       .rule_throughput_drop = "{task}: runs with a throughput drop across consecutive warm calls: {count} (first: "
                               "{reason}). Publish every run, never a median over a few calls.",
       .rule_fastest_class = "For {task}, {class} is the fastest class: {ratio} times {second_class} ({best} vs "
@@ -157,8 +160,12 @@ const ModelMessages& ModelMessagesFr() {
                            "{cpu} {items}/s ; GPU {gpu_setting}, CPU {cpu_setting}).",
       .rule_cold_start = "Tenir à part les appels à froid pour {task} sur {machine} {setting} : le premier appel prend "
                          "{ratio} fois plus de temps par {item} qu'un appel à chaud ({cold} contre {warm}).",
-      .rule_cache_hits = "{task} : exécutions servies par un cache ({codes}) : {count}. Changer la graine ou couper "
-                         "le cache du prompt ; elles sont exclues de tous les chiffres.",
+      .rule_cache_hits = "{task} : exécutions dont le serveur a servi le travail depuis son cache d'exécution "
+                         "({codes}) : {count}. Donner à chaque exécution une entrée qui lui est propre (une nouvelle "
+                         "graine) pour que le travail soit refait ; elles sont exclues de tous les chiffres.",
+      .rule_prompt_cache_hits = "{task} : exécutions où le serveur a réutilisé des jetons de prompt en cache "
+                                "({codes}) : {count}. Couper son cache de prompt (cache_prompt: false) ; elles sont "
+                                "exclues de tous les chiffres.",
       .rule_throughput_drop = "{task} : exécutions avec une chute de débit d'un appel à chaud au suivant : {count} "
                               "(première : {reason}). Publier chaque exécution, jamais une médiane sur peu "
                               "d'appels.",

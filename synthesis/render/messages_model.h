@@ -54,7 +54,8 @@ struct ModelMessages {
   std::string_view no_rule;
   std::string_view rule_gpu_over_cpu;    // {task} {machine} {ratio} {gpu} {cpu} {items} {gpu_setting} {cpu_setting}
   std::string_view rule_cold_start;      // {task} {machine} {setting} {ratio} {item} {cold} {warm}
-  std::string_view rule_cache_hits;      // {task} {count} {codes}
+  std::string_view rule_cache_hits;      // {task} {count} {codes}: the execution cache (CACHE_HIT)
+  std::string_view rule_prompt_cache_hits;  // {task} {count} {codes}: the prompt cache (PROMPT_CACHE_USED)
   std::string_view rule_throughput_drop; // {task} {count} {reason}
   std::string_view rule_fastest_class;   // {task} {class} {second_class} {ratio} {best} {second} {items} {setting}
   // {task} {class} {setting} {best_matrix} {worst_matrix} {ratio} {best} {worst} {items}

@@ -246,6 +246,7 @@ std::string_view RuleTemplate(const std::string& code, const ModelMessages& m) {
   if (code == "GPU_OVER_CPU") return m.rule_gpu_over_cpu;
   if (code == "COLD_START") return m.rule_cold_start;
   if (code == "CACHE_HITS") return m.rule_cache_hits;
+  if (code == "PROMPT_CACHE_HITS") return m.rule_prompt_cache_hits;
   if (code == "THROUGHPUT_DROP") return m.rule_throughput_drop;
   if (code == "FASTEST_CLASS") return m.rule_fastest_class;
   if (code == "BEST_SETTING") return m.rule_best_setting;

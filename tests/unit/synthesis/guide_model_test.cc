@@ -901,8 +901,9 @@ TEST(RenderModelTest, EnglishSectionsShowVerdictsArithmeticAndRules) {
                             drop.figures.at("count").source_id + "] (first: `-46.7% at call 3 vs call 1`). Publish "
                             "every run, never a median over a few calls.\n"));
   const Rule& cache = RuleOf(b->model, "CACHE_HITS", "sd");
-  EXPECT_THAT(md, HasSubstr("- `sd`: runs served from a cache (`CACHE_HIT`): 1 [" +
-                            cache.figures.at("count").source_id + "]. Change the seed or turn the prompt cache off; "
+  EXPECT_THAT(md, HasSubstr("- `sd`: runs whose work the server served from its execution cache (`CACHE_HIT`): 1 [" +
+                            cache.figures.at("count").source_id +
+                            "]. Give every run an input of its own (a new seed) so that the work is done again; "
                             "they are kept out of every figure.\n"));
   const Rule& memory = RuleOf(b->model, "MEMORY_NEED", "chat");
   EXPECT_THAT(md, HasSubstr("- `chat` needs up to 2.00 [" + memory.figures.at("gib").source_id +
@@ -1001,6 +1002,33 @@ TEST(GuideModelTest, ASettingWithOnlyColdRunsIsJudgedOnThem) {
   EXPECT_EQ(tv.cells[1].key.machine, "mac-1");
   EXPECT_EQ(tv.cells[1].key.phase, v1::PHASE_WARM);  // its cold call is not judged
   EXPECT_FALSE(tv.cells[1].uses[0].ok);
+}
+
+}  // namespace
+}  // namespace benchfleet::synthesis
+
+namespace benchfleet::synthesis {
+namespace {
+
+// Two caches, two remedies: llama-server's prompt cache is turned off, ComfyUI's execution cache
+// needs inputs of each run's own.
+TEST(GuideModelTest, APromptCacheHitAsksToTurnThePromptCacheOff) {
+  std::vector<v1::RunRecord> records = {Make({"q1", "chat", "gpu-box", "gpu", "", v1::PHASE_WARM, kTps, 100}, 1),
+                                        Make({"q2", "chat", "gpu-box", "gpu", "", v1::PHASE_WARM, kTps, 150}, 2)};
+  v1::Flag* flag = records[1].add_flags();
+  flag->set_code("PROMPT_CACHE_USED");
+  flag->set_reason("tokens_cached 11 although cache_prompt was false");
+  auto b = Derive(Context("tasks:\n  - match: \"chat\"\n    item: token\n    uses:\n      - name: batch\n"
+                          "        min_items_per_second: 50\n"),
+                  records);
+  const Rule& rule = RuleOf(b->model, "PROMPT_CACHE_HITS", "chat");
+  EXPECT_EQ(rule.figures.at("count").value, 1);
+  for (const Rule& r : b->model.rules) EXPECT_NE(r.code, "CACHE_HITS");
+  std::string md;
+  RenderRulesSection(b->model, Lang::kEn, md);
+  EXPECT_THAT(md, HasSubstr("- `chat`: runs in which the server reused cached prompt tokens (`PROMPT_CACHE_USED`): 1 [" +
+                            rule.figures.at("count").source_id +
+                            "]. Turn its prompt cache off (cache_prompt: false); they are kept out of every figure.\n"));
 }
 
 }  // namespace
