@@ -66,11 +66,12 @@ const FigureDeclaration* MainFigure(FigureDeclarations figures) {
 
 std::string FigureLabel(const v1::Metric& metric) { return metric.label().empty() ? metric.name() : metric.label(); }
 
+std::string FormatFigureNumber(double value) {
+  if (value == 0 || std::fabs(value) >= 1) return absl::StrFormat("%.1f", value);
+  return absl::StrFormat("%.3g", value);
+}
+
 std::string HumanFigure(double value, std::string_view unit) {
-  auto number = [](double v) {
-    if (v == 0 || std::fabs(v) >= 1) return absl::StrFormat("%.1f", v);
-    return absl::StrFormat("%.3g", v);
-  };
   if (unit == "s" && std::fabs(value) < 1 && value != 0) {
     const double ms = value * 1000;
     if (std::fabs(ms) >= 100) return absl::StrFormat("%.0f ms", ms);
@@ -82,8 +83,8 @@ std::string HumanFigure(double value, std::string_view unit) {
     if (std::fabs(value) >= kMiB) return absl::StrFormat("%.1f MiB", value / kMiB);
     return absl::StrFormat("%.0f bytes", value);
   }
-  if (unit.empty()) return number(value);
-  return absl::StrCat(number(value), " ", std::string(unit));
+  if (unit.empty()) return FormatFigureNumber(value);
+  return absl::StrCat(FormatFigureNumber(value), " ", std::string(unit));
 }
 
 std::string_view BetterWord(v1::Better better) {

@@ -62,6 +62,10 @@ const FigureDeclaration* MainFigure(FigureDeclarations figures);
 // The figure's name for people: its label, else its name.
 std::string FigureLabel(const v1::Metric& metric);
 
+// A number for people: one decimal from 1 up ("52.9", "1234.5"), three significant digits below
+// ("0.0532").
+std::string FormatFigureNumber(double value);
+
 // A figure for people, with its unit: one decimal from 1 up ("52.9 tokens/s"), three significant
 // digits below ("0.0532 images/s"); seconds below one as milliseconds ("412 ms", "8.25 ms"), and
 // bytes in MiB or GiB ("3.92 GiB").

@@ -26,6 +26,7 @@ bool MatrixLess(const std::map<std::string, std::string>& a, const std::map<std:
 
 // A comparator for ordered containers of "axis=value;..." strings.
 struct MatrixStringOrder {
+  using is_transparent = void;  // looks up string_views without copying them
   bool operator()(std::string_view a, std::string_view b) const { return MatrixStringLess(a, b); }
 };
 

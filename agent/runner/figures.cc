@@ -1,8 +1,6 @@
 #include "agent/runner/figures.h"
 
-#include <cmath>
-
-#include "absl/strings/str_format.h"
+#include "common/figures.h"
 
 namespace benchfleet::agent {
 
@@ -20,9 +18,6 @@ std::string MetricUnit(const v1::RunRecord& record, std::string_view name) {
   return "";
 }
 
-std::string FormatFigure(double value) {
-  if (value == 0 || std::fabs(value) >= 1) return absl::StrFormat("%.1f", value);
-  return absl::StrFormat("%.3g", value);
-}
+std::string FormatFigure(double value) { return FormatFigureNumber(value); }
 
 }  // namespace benchfleet::agent

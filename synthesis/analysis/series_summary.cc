@@ -100,11 +100,7 @@ SeriesDraft Summarize(const std::string& key, const std::string& machine, std::v
   };
   std::set<std::string, std::less<>> series_ids, tasks, backends;
   // Matrix values that are numbers sort as numbers (batch_size=4 before 16), as in the tables.
-  struct MatrixOrder {
-    using is_transparent = void;
-    bool operator()(std::string_view a, std::string_view b) const { return MatrixStringLess(a, b); }
-  };
-  std::set<std::string, MatrixOrder> matrices;
+  std::set<std::string, MatrixStringOrder> matrices;
   std::string_view previous_series, previous_task, previous_backend, previous_matrix;
   const RunRow::Param* previous_params = nullptr;  // the params last narrowed by (rows share arrays)
   for (size_t i = 0; i < runs.size(); ++i) {
