@@ -1,9 +1,9 @@
-// The duration and memory charts of a task (render.h): self-contained SVG, like the call-index
-// chart in render.cc, whose axis helpers (nice step, tick text, palette) are repeated here in a
-// few lines rather than shared through a header that other work is changing at the same time.
+// The charts of a task (render.h): the figure by call index, the duration of each run and the
+// peak memory by kind, each a self-contained SVG; axis helpers in chart_axes.h.
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -281,6 +281,157 @@ std::string RenderMemoryChart(const Analysis& analysis, const std::string& task,
     }
     s += "</g>\n";
     y = row_y + 30 + kPanelGap;
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+std::string RenderCallIndexChart(const Analysis& analysis, const std::string& task, Lang lang) {
+  const Messages& m = Msg(lang);
+  constexpr double kW = 800, kLeft = 80, kRight = 780, kTop = 50, kBottom = 330;
+  std::vector<const Cell*> cells;
+  for (const Cell& c : analysis.cells) {
+    if (c.key.task == task) cells.push_back(&c);
+  }
+  const double kH = 400 + 16.0 * static_cast<double>(cells.size());
+  uint32_t xmin = 0, xmax = 0;
+  double vmax = 0;
+  bool any = false;
+  std::set<std::string> metrics;
+  for (const Cell* c : cells) {
+    metrics.insert(FigureName(c->label, c->unit));
+    for (const RunFigure& rf : c->runs) {
+      if (!any) xmin = xmax = rf.call_index;
+      xmin = std::min(xmin, rf.call_index);
+      xmax = std::max(xmax, rf.call_index);
+      vmax = std::max(vmax, rf.figure.value);
+      any = true;
+    }
+  }
+  if (xmax == xmin) ++xmax;
+  double step = NiceStep(vmax, 5);
+  double ymax = vmax > 0 ? step * std::ceil(vmax / step) : 1;
+  if (!(vmax > 0)) step = 0.2;
+  auto X = [&](double i) { return kLeft + (i - xmin) / (xmax - xmin) * (kRight - kLeft); };
+  auto Y = [&](double v) { return kBottom - v / ymax * (kBottom - kTop); };
+  auto P = [](double v) { return Fixed(v, 1); };
+
+  std::string title = std::string(m.chart_title) + " — " + task;
+  if (analysis.simulated) title += " (" + std::string(m.simulated) + ")";
+  std::vector<std::string> metric_list(metrics.begin(), metrics.end());
+  std::string ylabel = Join(metric_list, ", ");
+
+  std::string s;
+  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + P(kW) + " " + P(kH) +
+       "\" role=\"img\" aria-labelledby=\"chart-title chart-desc\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s += "<title id=\"chart-title\">" + XmlEscape(title) + "</title>\n";
+  s += "<desc id=\"chart-desc\">" + XmlEscape(std::string(m.chart_desc)) + "</desc>\n";
+  s += "<rect x=\"0\" y=\"0\" width=\"" + P(kW) + "\" height=\"" + P(kH) + "\" fill=\"#ffffff\"/>\n";
+  s += "<text x=\"" + P(kW / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" + XmlEscape(title) +
+       "</text>\n";
+  // Axes.
+  s += "<g stroke=\"#000000\" stroke-width=\"1\">\n";
+  s += "<line x1=\"" + P(kLeft) + "\" y1=\"" + P(kBottom) + "\" x2=\"" + P(kRight) + "\" y2=\"" + P(kBottom) + "\"/>\n";
+  s += "<line x1=\"" + P(kLeft) + "\" y1=\"" + P(kTop) + "\" x2=\"" + P(kLeft) + "\" y2=\"" + P(kBottom) + "\"/>\n";
+  s += "</g>\n";
+  // Y ticks.
+  s += "<g class=\"y-ticks\">\n";
+  int nticks = static_cast<int>(std::lround(ymax / step));
+  for (int i = 0; i <= nticks; ++i) {
+    double v = step * i;
+    s += "<line x1=\"" + P(kLeft - 5) + "\" y1=\"" + P(Y(v)) + "\" x2=\"" + P(kRight) + "\" y2=\"" + P(Y(v)) +
+         "\" stroke=\"#dddddd\"/>\n";
+    s += "<text x=\"" + P(kLeft - 8) + "\" y=\"" + P(Y(v) + 4) + "\" text-anchor=\"end\">" +
+         XmlEscape(TickText(v, step, lang)) + "</text>\n";
+  }
+  s += "</g>\n";
+  // X ticks: every call index when few, else about 10.
+  s += "<g class=\"x-ticks\">\n";
+  uint32_t xstep = std::max<uint32_t>(1, (xmax - xmin + 9) / 10);
+  for (uint32_t i = xmin; i <= xmax; i += xstep) {
+    s += "<line x1=\"" + P(X(i)) + "\" y1=\"" + P(kBottom) + "\" x2=\"" + P(X(i)) + "\" y2=\"" + P(kBottom + 5) +
+         "\" stroke=\"#000000\"/>\n";
+    s += "<text x=\"" + P(X(i)) + "\" y=\"" + P(kBottom + 18) + "\" text-anchor=\"middle\">" + std::to_string(i) +
+         "</text>\n";
+  }
+  s += "</g>\n";
+  s += "<text x=\"" + P((kLeft + kRight) / 2) + "\" y=\"" + P(kBottom + 36) + "\" text-anchor=\"middle\">" +
+       XmlEscape(std::string(m.x_axis)) + "</text>\n";
+  s += "<text x=\"16\" y=\"" + P((kTop + kBottom) / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " +
+       P((kTop + kBottom) / 2) + ")\">" + XmlEscape(ylabel) + "</text>\n";
+  // Series.
+  for (size_t ci = 0; ci < cells.size(); ++ci) {
+    const Cell& c = *cells[ci];
+    std::string color = SeriesColour(ci);
+    std::string label = CellLabel(c.key, m);
+    s += "<g class=\"cell\" stroke=\"" + color + "\" fill=\"" + color + "\">\n";
+    s += "<title>" + XmlEscape(label) + "</title>\n";
+    // Marker of one point (a run, or a bin's median) by phase, with its tooltip.
+    auto mark = [&](double x, double y, const std::string& tip) {
+      if (c.key.phase == v1::PHASE_WARM) {
+        s += "<circle cx=\"" + P(x) + "\" cy=\"" + P(y) + "\" r=\"4.0\">" + tip + "</circle>\n";
+      } else if (c.key.phase == v1::PHASE_COLD) {
+        s += "<rect x=\"" + P(x - 4) + "\" y=\"" + P(y - 4) + "\" width=\"8.0\" height=\"8.0\">" + tip + "</rect>\n";
+      } else {
+        s += "<polygon points=\"" + P(x) + "," + P(y - 5) + " " + P(x - 5) + "," + P(y + 4) + " " + P(x + 5) + "," +
+             P(y + 4) + "\">" + tip + "</polygon>\n";
+      }
+    };
+    std::string binned_note;
+    if (c.runs.size() > kBinRunsAbove) {
+      // Too many runs for a mark each: per call index (or run of call indices) the min–max line and
+      // the median, the line through the medians, so a collapse across calls stays visible.
+      std::vector<std::pair<uint32_t, double>> points_in;
+      points_in.reserve(c.runs.size());
+      for (const RunFigure& rf : c.runs) points_in.emplace_back(rf.call_index, rf.figure.value);
+      const std::vector<RunBin> bins = BinByKey(std::move(points_in));
+      std::string points;
+      for (const RunBin& b : bins) {
+        if (!points.empty()) points += ' ';
+        points += P(X((b.first_key + b.last_key) / 2.0)) + "," + P(Y(b.median));
+      }
+      s += "<polyline fill=\"none\" stroke-width=\"2\" points=\"" + points + "\"/>\n";
+      for (const RunBin& b : bins) {
+        const double x = X((b.first_key + b.last_key) / 2.0);
+        s += "<line x1=\"" + P(x) + "\" y1=\"" + P(Y(b.min)) + "\" x2=\"" + P(x) + "\" y2=\"" + P(Y(b.max)) +
+             "\" stroke-width=\"1\"/>\n";
+        const std::string calls = b.first_key == b.last_key
+                                      ? std::to_string(b.first_key)
+                                      : std::to_string(b.first_key) + "–" + std::to_string(b.last_key);
+        mark(x, Y(b.median),
+             "<title>" +
+                 XmlEscape(std::string(m.call) + " " + calls + ": " + std::string(m.dist_median) + " " +
+                           FormatNumber(b.median, lang) + ", " + std::string(m.dist_min) + " " +
+                           FormatNumber(b.min, lang) + ", " + std::string(m.dist_max) + " " +
+                           FormatNumber(b.max, lang) + " (" + std::to_string(b.runs) + " " +
+                           std::string(m.runs_word) + ", sources.csv)") +
+                 "</title>");
+      }
+      binned_note = "; " + std::string(m.binned_about) + " " +
+                    std::to_string(RunsPerMark(c.runs.size(), bins.size())) + " " + std::string(m.binned_per_mark);
+    } else {
+      std::string points;
+      for (const RunFigure& rf : c.runs) {
+        if (!points.empty()) points += ' ';
+        points += P(X(rf.call_index)) + "," + P(Y(rf.figure.value));
+      }
+      s += "<polyline fill=\"none\" stroke-width=\"2\" points=\"" + points + "\"/>\n";
+      for (const RunFigure& rf : c.runs) {
+        const std::string tip = "<title>" +
+                                XmlEscape(std::string(m.call) + " " + std::to_string(rf.call_index) + ": " +
+                                          FormatNumber(rf.figure.value, lang) + " [" + rf.figure.source_id + "]") +
+                                "</title>";
+        mark(X(rf.call_index), Y(rf.figure.value), tip);
+      }
+    }
+    s += "</g>\n";
+    // Legend entry.
+    double ly = kBottom + 56 + 16.0 * static_cast<double>(ci);
+    std::string_view phase_word = c.key.phase == v1::PHASE_WARM   ? m.legend_warm
+                                  : c.key.phase == v1::PHASE_COLD ? m.legend_cold
+                                                                  : m.legend_other;
+    s += "<text x=\"" + P(kLeft) + "\" y=\"" + P(ly) + "\" fill=\"" + color + "\">" +
+         XmlEscape(label + " (" + std::string(phase_word) + binned_note + ")") + "</text>\n";
   }
   s += "</svg>\n";
   return s;

@@ -84,4 +84,11 @@ std::string Fill(std::string_view tmpl, const std::vector<std::pair<std::string,
   return out;
 }
 
+std::string FigureName(const std::string& label, const std::string& unit) {
+  if (unit.empty() || (label.size() >= unit.size() && label.compare(label.size() - unit.size(), unit.size(), unit) == 0)) {
+    return label;
+  }
+  return label + " (" + unit + ")";
+}
+
 }  // namespace benchfleet::synthesis

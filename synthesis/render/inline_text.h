@@ -35,6 +35,10 @@ std::string Ref(const Figure& f, Lang lang);
 // "5 [S7]": a count (a "count" source, or any whole number of runs) as a whole number.
 std::string RefCount(const Figure& f);
 
+// A figure's name with its unit, once: "generation tokens/s (tokens/s)" reads "generation tokens/s";
+// "mean latency" in "s" reads "mean latency (s)".
+std::string FigureName(const std::string& label, const std::string& unit);
+
 // Replaces "{name}" placeholders of a catalogue template by `values` (missing names stay as is).
 std::string Fill(std::string_view tmpl, const std::vector<std::pair<std::string, std::string>>& values);
 
