@@ -23,7 +23,6 @@ namespace {
 // Unit conversions written as literals in the formulas (never figures).
 constexpr double kSecondsPerHour = 3600;
 constexpr double kPerMillion = 1000000;
-constexpr double kBytesPerGiB = 1073741824;
 // COLD_START is printed when a cold call takes more than this many warm calls' time.
 constexpr double kColdStartRatio = 1.5;
 
@@ -505,9 +504,7 @@ class RuleBuilder {
       SettingWords(cell->key, r);
       r.words["kind"] = entry->label;
       r.words["scope"] = entry->scope;
-      const double x1 = entry->bytes.value;
-      r.figures["gib"] =
-          sources_.AddFormula("x1 / 1073741824", {x1}, {entry->bytes.source_id}, x1 / kBytesPerGiB, "GiB");
+      r.figures["memory"] = entry->human;  // MiB or GiB, a formula over the peak's bytes
       model_.rules.push_back(std::move(r));
     }
   }
@@ -545,6 +542,7 @@ GuideModel BuildGuideModel(std::vector<SeriesDraft> series, const GuideContext& 
   GuideModel model;
   model.series = AddSeriesSources(std::move(series), analysis);
   DeriveVerdicts(context, analysis, &model);
+  DeriveDecisions(analysis, &model);
   DeriveRules(context, analysis, &model);
   return model;
 }

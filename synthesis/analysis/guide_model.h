@@ -227,11 +227,76 @@ struct Rule {
   std::map<std::string, Figure> figures;
 };
 
+// The answer's part (decision.cc), after the cost. Per task, one row per machine class: its best
+// setting's verdict and what the reader needs beside it.
+//
+// A level of a figure over some accepted runs of a cell: the median from kMedianMinRuns runs on,
+// else the one run's value (min alone) or the range (min and max).
+struct Level {
+  size_t runs = 0;
+  uint32_t first_call = 0, last_call = 0;
+  std::optional<Figure> median, min, max;
+};
+
+struct DecisionRow {
+  CellVerdict verdict;  // the class' best setting (a copy of the one in `verdicts`)
+  // When a record of the cell is flagged THROUGHPUT_DROP: the accepted runs before the first
+  // flagged call (burst) and from it on (sustained). The verdict's figure (the worst run, or the
+  // median) lies in the sustained level; the guide says so.
+  std::optional<Level> burst, sustained;
+  uint32_t drop_call = 0;
+  Figure runs;                        // count of the cell's accepted runs
+  std::optional<Figure> excluded;     // the cell's excluded_count
+  std::optional<MemoryEntry> memory;  // the cell's largest device memory figure, else its largest
+};
+
+struct TaskDecision {
+  std::string task;
+  std::string item;
+  std::vector<DecisionRow> rows;  // by class
+};
+
+// "What to watch": the traps of one cell and code, counted (a "count" source naming the runs).
+struct Watch {
+  CellKey key;
+  std::string code;
+  std::vector<std::string> run_ids;  // run order
+  std::vector<uint32_t> calls;       // parallel to run_ids
+  Figure count;
+  std::string reason;  // the first run's, verbatim
+};
+
+// The Workflow v6 method's own table (every cell of a task whose backend is "workflow"): per
+// platform (machine and mode) and point of its numeric matrix axis, every repetition's mean
+// latency (ms), rate and peak memory (GiB), and their medians from kMedianMinRuns repetitions on.
+struct RepetitionRow {
+  CellKey key;
+  std::string axis_value;                // "8"
+  std::vector<Figure> rate;              // each repetition, run order
+  std::vector<std::optional<Figure>> latency_ms;  // formula "x1 * 1000" per repetition
+  std::vector<std::optional<Figure>> memory_gib;  // formula "x1 / 1073741824" per repetition
+  std::optional<Figure> rate_median, latency_median_ms;
+  std::optional<Figure> memory_max_gib;
+  v1::MemoryKind memory_kind = v1::MEMORY_KIND_UNSPECIFIED;
+};
+
+struct RepetitionTable {
+  std::string task;
+  std::string axis;          // "batch_size"
+  std::string rate_label;    // the main figure's label ("tokens/s")
+  std::string rate_unit;
+  std::string latency_label; // the first further figure in seconds ("mean latency"), "" when none
+  std::vector<RepetitionRow> rows;  // by machine, mode, axis value
+};
+
 struct GuideModel {
   std::vector<SeriesConditions> series;
   std::vector<TaskVerdicts> verdicts;      // by task (TasksOf order)
   std::vector<TaskThreshold> thresholds;   // tasks with >= 2 best-of-class settings
   std::vector<TaskCost> costs;
+  std::vector<TaskDecision> decisions;     // by task (TasksOf order)
+  std::vector<Watch> watches;              // by task, cell key, then code order of first appearance
+  std::vector<RepetitionTable> repetition_tables;
   std::vector<Rule> rules;                 // by code order above, then task
   const Targets* targets = nullptr;        // the targets used (points into the context)
 };
@@ -261,6 +326,10 @@ std::vector<SeriesConditions> AddSeriesSources(std::vector<SeriesDraft> drafts, 
 
 // Sections 4 to 6. Adds target and formula sources to analysis->sources.
 void DeriveVerdicts(const GuideContext& context, Analysis* analysis, GuideModel* model);
+
+// The decision tables, what to watch and the repetition tables, after DeriveVerdicts (decision.cc).
+// Adds aggregate, count and formula sources.
+void DeriveDecisions(Analysis* analysis, GuideModel* model);
 
 // Section 7, after DeriveVerdicts (it reuses the verdicts' figures). Adds formula and count sources.
 void DeriveRules(const GuideContext& context, Analysis* analysis, GuideModel* model);

@@ -76,6 +76,14 @@ void AppendTraps(const CellKey& key, const std::vector<const RunRow*>& runs, std
   }
 }
 
+// Bytes for people: a formula source in MiB below one GiB, else in GiB (literal divisors).
+Figure HumanBytes(const Figure& bytes, SourceTable* table) {
+  constexpr double kMiB = 1048576, kGiB = 1073741824;
+  const double x1 = bytes.value;
+  if (x1 < kGiB) return table->AddFormula("x1 / 1048576", {x1}, {bytes.source_id}, x1 / kMiB, "MiB");
+  return table->AddFormula("x1 / 1073741824", {x1}, {bytes.source_id}, x1 / kGiB, "GiB");
+}
+
 Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, SourceTable* table) {
   Cell cell;
   cell.key = key;
@@ -143,7 +151,11 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
     } else if (std::optional<double> seconds = MetricOf(*r, kWallSeconds)) {
       wall = Figure{*seconds, "s", table->AddValue(r->run_id, r->provenance, *seconds)};
     }
-    cell.runs.push_back(RunFigure{std::string(r->run_id), r->call_index, *figure, wall});
+    RunFigure& run = cell.runs.emplace_back();
+    run.run_id = std::string(r->run_id);
+    run.call_index = r->call_index;
+    run.figure = *figure;
+    run.wall_seconds = wall;
     accepted.push_back(r);
   }
 
@@ -257,9 +269,47 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
   for (auto& [kind_scope, acc] : memory) {
     auto kind = static_cast<v1::MemoryKind>(kind_scope.first);
     std::string op = acc.ids.size() == 1 ? "value" : "max";
-    cell.memory.push_back(MemoryEntry{
-        kind, v1::MemoryKind_Name(kind), std::string(kind_scope.second), acc.source,
-        Figure{static_cast<double>(acc.max), "bytes", table->Add(op, acc.ids, acc.provenance, acc.inputs)}});
+    Figure bytes{static_cast<double>(acc.max), "bytes", table->Add(op, acc.ids, acc.provenance, acc.inputs)};
+    cell.memory.push_back(MemoryEntry{kind, v1::MemoryKind_Name(kind), std::string(kind_scope.second), acc.source,
+                                      bytes, HumanBytes(bytes, table)});
+  }
+
+  // A small cell's runs, each with its own further figures and memory (a repetition table's rows).
+  if (cell.runs.size() <= static_cast<size_t>(kDistributionAboveRuns)) {
+    // The cell's largest memory kind (device kinds before host ones, as MemoryEntry sorts them).
+    std::optional<v1::MemoryKind> kind;
+    double largest = -1;
+    for (const MemoryEntry& e : cell.memory) {
+      if (e.bytes.value > largest) {
+        largest = e.bytes.value;
+        kind = e.kind;
+      }
+    }
+    for (size_t i = 0; i < cell.runs.size(); ++i) {
+      RunFigure& rf = cell.runs[i];
+      const RunRow& r = *accepted[i];
+      for (const FurtherFigure& f : cell.further) {
+        auto m = std::find_if(r.metrics.begin(), r.metrics.end(),
+                              [&](const RunRow::Metric& x) { return x.name == f.name; });
+        rf.further.push_back(m == r.metrics.end() ? std::nullopt
+                                                  : std::optional<Figure>(Figure{
+                                                        m->value, f.unit, table->AddValue(r.run_id, r.provenance, m->value)}));
+      }
+      if (!kind) continue;
+      uint64_t bytes = 0;
+      bool found = false;
+      for (const auto& m : r.memory) {
+        if (m.kind == *kind && (!found || m.bytes > bytes)) {
+          bytes = m.bytes;
+          found = true;
+        }
+      }
+      if (found) {
+        rf.memory_kind = *kind;
+        rf.memory_bytes =
+            Figure{static_cast<double>(bytes), "bytes", table->AddValue(r.run_id, r.provenance, static_cast<double>(bytes))};
+      }
+    }
   }
   return cell;
 }
@@ -278,7 +328,16 @@ void ShiftCellSourceIds(size_t shift, Cell* cell) {
   for (std::optional<Figure>* f : {&cell->excluded_count, &cell->min, &cell->max, &cell->median, &cell->q1, &cell->q3}) {
     if (f->has_value()) shift_figure(**f);
   }
-  for (MemoryEntry& m : cell->memory) shift_figure(m.bytes);
+  for (MemoryEntry& m : cell->memory) {
+    shift_figure(m.bytes);
+    shift_figure(m.human);
+  }
+  for (RunFigure& rf : cell->runs) {
+    for (std::optional<Figure>& f : rf.further) {
+      if (f) shift_figure(*f);
+    }
+    if (rf.memory_bytes) shift_figure(*rf.memory_bytes);
+  }
   for (FurtherFigure& f : cell->further) {
     for (std::optional<Figure>* x : {&f.median, &f.min, &f.max}) {
       if (x->has_value()) shift_figure(**x);

@@ -56,6 +56,13 @@ struct RunFigure {
   // The run's wall duration in seconds, for the duration chart: the same Figure as `figure` when the
   // cell's metric is wall_seconds, else its own "value" source (when the record has wall_duration).
   std::optional<Figure> wall_seconds;
+  // In a cell of at most kDistributionAboveRuns runs only (a repetition table lists them; a larger
+  // cell keeps its sources lean): the run's own value of each further figure, parallel to
+  // Cell::further ("value" sources; nullopt where the run lacks it), and its largest memory figure
+  // of the cell's largest kind (memory_kind), in bytes ("value" source).
+  std::vector<std::optional<Figure>> further;
+  std::optional<Figure> memory_bytes;
+  v1::MemoryKind memory_kind = v1::MEMORY_KIND_UNSPECIFIED;
 };
 
 // A run kept out of every aggregate: an excluding flag (code and reason verbatim), FAILED (status
@@ -75,6 +82,8 @@ struct MemoryEntry {
   std::string scope;
   std::string source;  // the record's MemoryFigure.source of the run holding the max
   Figure bytes;
+  // The same for people: a formula source over `bytes`, in MiB below one GiB, else GiB.
+  Figure human;
 };
 
 // A headline figure of the cell's runs besides its main one (Metric.headline > 1, e.g. a

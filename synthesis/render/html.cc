@@ -13,6 +13,8 @@
 //     Raw HTML is never passed through: every character of the text is escaped (& < > "), so a task
 //     name, a label or a prompt that contains markup shows verbatim. A link whose target is not
 //     relative, http(s) or mailto (e.g. "javascript:") is shown as its text without a link.
+//   - the line "<!-- collapsed -->" (html.h: kCollapsedMarker) before a "## " heading: that section
+//     becomes <details><summary><h2>...</h2></summary>...</details> (closed by the next "## ");
 // Anything else is a paragraph of text (e.g. "> quote" shows the ">").
 //
 // Images: a paragraph that is one image whose target is a key of `charts` becomes a <figure>: the
@@ -27,7 +29,7 @@
 // at which its smallest font-size attribute is still 12 px (min-width = viewBox width x 12 / smallest
 // font-size, as an inline style; 800 px for the current charts): on a phone the chart scrolls in
 // its box rather than shrinking its text. Long code spans and words wrap (overflow-wrap:anywhere)
-// outside tables; content is at most 64rem wide. No <script>, no external resource, one <style>.
+// outside tables; content is at most 72rem wide. No <script>, no external resource, one <style>.
 // Same input, same bytes.
 #include "synthesis/render/html.h"
 
@@ -49,7 +51,7 @@ constexpr std::string_view kCss =
     "html{-webkit-text-size-adjust:100%;text-size-adjust:100%}\n"
     "body{margin:0;font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica Neue\",Arial,sans-serif;"
     "font-size:16px;line-height:1.5;color:#1a1a1a;background:#ffffff}\n"
-    "main{max-width:64rem;margin:0 auto;padding:0.5rem 1rem 2rem}\n"
+    "main{max-width:72rem;margin:0 auto;padding:0.5rem 1rem 2rem}\n"
     "h1{font-size:1.75rem;line-height:1.25}\n"
     "h2{font-size:1.375rem;line-height:1.3;margin-top:2rem}\n"
     "h3{font-size:1.125rem;margin-top:1.5rem}\n"
@@ -70,6 +72,8 @@ constexpr std::string_view kCss =
     "figure.chart{margin:1rem 0}\n"
     ".chart-scroll{overflow-x:auto;max-width:100%;border:1px solid #e0e0e0}\n"
     ".chart-scroll svg{display:block;width:100%;height:auto}\n"
+    "details>summary{cursor:pointer}\n"
+    "details>summary>h2{display:inline}\n"
     "figcaption{font-size:0.875rem;color:#444444;margin-top:0.25rem}\n"
     ".table-wrap:focus,.chart-scroll:focus{outline:2px solid #0645ad;outline-offset:2px}\n";
 
@@ -509,6 +513,9 @@ class Converter {
       std::string_view line = lines[i];
       if (IsBlank(line)) {
         ++i;
+      } else if (Trim(line) == kCollapsedMarker) {
+        collapse_next_ = true;
+        ++i;
       } else if (IsFence(line)) {
         i = CodeBlock(lines, i);
       } else if (HeadingLevel(line) > 0) {
@@ -522,6 +529,7 @@ class Converter {
         i = Paragraph(lines, i);
       }
     }
+    if (details_open_) out_ += "</details>\n";
     return out_;
   }
 
@@ -550,7 +558,19 @@ class Converter {
     }
     last_heading_id_ = id;
     std::string h = "h" + std::to_string(level);
-    out_ += "<" + h + " id=\"" + Escape(id) + "\">" + Inline(text, Mode::kHtml) + "</" + h + ">\n";
+    std::string heading = "<" + h + " id=\"" + Escape(id) + "\">" + Inline(text, Mode::kHtml) + "</" + h + ">";
+    // A "## " heading ends a collapsed section; after the marker it opens one.
+    if (level <= 2 && details_open_) {
+      out_ += "</details>\n";
+      details_open_ = false;
+    }
+    if (level == 2 && collapse_next_) {
+      out_ += "<details>\n<summary>" + heading + "</summary>\n";
+      details_open_ = true;
+      collapse_next_ = false;
+      return;
+    }
+    out_ += heading + "\n";
   }
 
   size_t CodeBlock(const std::vector<std::string_view>& lines, size_t i) {
@@ -671,6 +691,8 @@ class Converter {
   bool title_set_ = false;
   std::string last_heading_id_;
   int figures_ = 0;
+  bool collapse_next_ = false;  // the marker line was seen: the next "## " section is collapsed
+  bool details_open_ = false;
 };
 
 }  // namespace
@@ -687,5 +709,7 @@ std::string RenderHtml(const std::string& markdown, const std::map<std::string, 
   out += "</head>\n<body>\n<main>\n" + body + "</main>\n</body>\n</html>\n";
   return out;
 }
+
+std::string HeadingId(std::string_view heading_text) { return Slug(heading_text); }
 
 }  // namespace benchfleet::synthesis

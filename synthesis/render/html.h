@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "synthesis/render/render.h"
 
@@ -15,7 +16,17 @@ namespace benchfleet::synthesis {
 
 // `charts`: SVG text by file name (the image targets of the Markdown). Text is escaped; an image
 // whose target is not in `charts` stays an <img> link.
+//
+// A line "<!-- collapsed -->" (hidden by Markdown viewers) before a "## " heading makes that
+// section, up to the next "## " heading, a <details> element whose <summary> is the heading.
 std::string RenderHtml(const std::string& markdown, const std::map<std::string, std::string>& charts, Lang lang);
+
+// The id RenderHtml gives a heading of this text (its first occurrence): a Markdown link
+// "[text](#id)" to the section.
+std::string HeadingId(std::string_view heading_text);
+
+// The marker line of a collapsed section.
+inline constexpr std::string_view kCollapsedMarker = "<!-- collapsed -->";
 
 }  // namespace benchfleet::synthesis
 

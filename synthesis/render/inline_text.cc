@@ -91,4 +91,52 @@ std::string FigureName(const std::string& label, const std::string& unit) {
   return label + " (" + unit + ")";
 }
 
+std::string FigureName(const std::string& label, const std::string& unit, Lang lang) {
+  return FigureName(LocalWords(label, lang), LocalWords(unit, lang));
+}
+
+std::string LocalWords(std::string_view text, Lang lang) {
+  if (lang != Lang::kFr) return std::string(text);
+  static constexpr std::pair<std::string_view, std::string_view> kLabels[] = {
+      {"generation tokens/s", "jetons générés/s"},
+      {"prompt tokens/s", "jetons de prompt/s"},
+      {"output tokens/s", "jetons de sortie/s"},
+      {"time to first token", "délai du premier jeton"},
+      {"mean latency", "latence moyenne"},
+      {"latency p99", "latence p99"},
+      {"execution time", "temps d'exécution"},
+      {"server execution time", "temps d'exécution du serveur"},
+      {"energy per output token", "énergie par jeton de sortie"},
+      {"goodput", "débit utile"},
+      {"MiB", "Mio"},
+      {"GiB", "Gio"},
+  };
+  for (const auto& [en, fr] : kLabels) {
+    if (text == en) return std::string(fr);
+  }
+  // Whole words only: "tokens" and "token" (a unit such as "tokens/s" or "J/token").
+  std::string out;
+  size_t i = 0;
+  // A metric name such as "tokens_per_second" is an identifier, not a word: '_' and digits join.
+  auto is_letter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  while (i < text.size()) {
+    bool starts_word = i == 0 || !is_letter(text[i - 1]);
+    bool replaced = false;
+    for (const auto& [en, fr] : {std::pair<std::string_view, std::string_view>{"tokens", "jetons"},
+                                 std::pair<std::string_view, std::string_view>{"token", "jeton"}}) {
+      if (starts_word && text.substr(i, en.size()) == en &&
+          (i + en.size() == text.size() || !is_letter(text[i + en.size()]))) {
+        out += fr;
+        i += en.size();
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += text[i++];
+  }
+  return out;
+}
+
 }  // namespace benchfleet::synthesis

@@ -38,6 +38,13 @@ std::string RefCount(const Figure& f);
 // A figure's name with its unit, once: "generation tokens/s (tokens/s)" reads "generation tokens/s";
 // "mean latency" in "s" reads "mean latency (s)".
 std::string FigureName(const std::string& label, const std::string& unit);
+// The same in the guide's language: label and unit through LocalWords.
+std::string FigureName(const std::string& label, const std::string& unit, Lang lang);
+
+// A figure's label or unit as the backends declare it (English), in `lang`: in French the known
+// labels are translated ("generation tokens/s" -> "jetons générés/s", "mean latency" -> "latence
+// moyenne"), and elsewhere "token(s)" reads "jeton(s)", "MiB"/"GiB" "Mio"/"Gio". English: as is.
+std::string LocalWords(std::string_view text, Lang lang);
 
 // Replaces "{name}" placeholders of a catalogue template by `values` (missing names stay as is).
 std::string Fill(std::string_view tmpl, const std::vector<std::pair<std::string, std::string>>& values);

@@ -19,7 +19,7 @@ const Messages& MessagesFr() {
       .newest_record = "Enregistrement le plus récent utilisé : démarré le",
       .skipped_section = "Entrées ignorées",
       .skipped_none = "Aucune : toutes les entrées ont été lues.",
-      .table_section = "Tableau de synthèse",
+      .table_section = "Résultats par tâche",
       .task = "Tâche",
       .chart_alt = "Chiffre par rang d'appel",
       .col_machine = "Machine",
@@ -43,7 +43,7 @@ const Messages& MessagesFr() {
       .phase_cold = "à froid",
       .phase_warm = "à chaud",
       .phase_unspecified = "non précisée",
-      .traps_section = "Pièges",
+      .traps_section = "Tous les signalements",
       .cache_hits = "Résultats servis par un cache (exclus)",
       .throughput_drops = "Chutes de débit",
       .failed_runs = "Exécutions en échec",
@@ -58,7 +58,7 @@ const Messages& MessagesFr() {
       .legend_warm = "à chaud",
       .legend_cold = "à froid",
       .legend_other = "autre",
-      .cond_section = "Conditions des séries",
+      .cond_section = "Annexe : les conditions des machines",
       .cond_intro = "Une entrée par série : les exécutions qui partagent une empreinte de conditions (mesures en "
                     "direct), ou celles d'un fichier importé sur une machine. Versions, dates et tailles sont "
                     "citées telles qu'enregistrées.",

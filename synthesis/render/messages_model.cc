@@ -4,7 +4,7 @@ namespace benchfleet::synthesis {
 
 const ModelMessages& ModelMessagesEn() {
   static const ModelMessages m{
-      .verdicts_section = "Verdicts",
+      .verdicts_section = "Verdicts of every setting",
       .targets_used = "Targets used: {file}. They are requirements, not measurements; each target below is cited "
                       "with its line in that file.",
       .figure_rule = "Warm runs are judged; a setting that has only cold runs (a container restarted for every "
@@ -79,7 +79,7 @@ const ModelMessages& ModelMessagesEn() {
                            "({best} vs {worst} {items}/s).",
       .rule_failed_setting = "{task} fails on {machine} {setting}: every run failed ({count}; first error: "
                              "{message}).",
-      .rule_memory_need = "{task} needs up to {gib} GiB of {kind} on {machine} {setting}.",
+      .rule_memory_need = "{task} needs up to {memory} of {kind} on {machine} {setting}.",
 
       .image = "image",
       .images = "images",
@@ -89,13 +89,87 @@ const ModelMessages& ModelMessagesEn() {
       .requests = "requests",
       .run = "run",
       .runs = "runs",
+      .answer_heading = "The answer",
+      .answer_task = "{task}: {uses}.",
+      .answer_meets_all = "meets {met}",
+      .answer_meets_some = "meets {met}, not {missed}",
+      .answer_meets_none = "meets no target",
+      .and_word = " and ",
+      .answer_machine = "{machine} {verdict} ({details})",
+      .answer_drop = "{machine} falls from {burst} to {sustained} {unit} from call {call}: it is judged on the "
+                     "rate it sustains.",
+      .answer_no_target = "{task}: no targets entry matches this task; its figures are listed without a verdict.",
+      .contents = "Contents",
+      .decision_section = "Decision tables",
+      .decision_intro = "One row per machine class: its best setting (the highest rate among its warm settings), "
+                        "judged against the targets. Burst: the first warm calls; sustained: the calls from the first "
+                        "one flagged as a drop. A figure is a median from five runs on, else every run's value or "
+                        "their range.",
+      .decision_targets = "Targets: {targets}.",
+      .col_machine = "Machine",
+      .col_verdict = "Verdict",
+      .col_working_setting = "Working setting",
+      .col_burst = "Burst ({label})",
+      .col_sustained = "Sustained ({label})",
+      .col_runs = "Runs",
+      .col_memory = "Memory needed",
+      .col_cost = "Cost",
+      .col_energy = "Energy",
+      .verdict_meets = "meets {use}",
+      .verdict_misses = "misses {use}",
+      .verdict_judged_sustained = "— judged on the sustained rate, {figure} ({basis}): it drops from call {call}",
+      .level_runs = "{range} (calls {calls})",
+      .no_drop = "no drop",
+      .runs_excluded = "{runs}; {excluded} excluded",
+      .memory_of = "{memory} of {kind}, of {capacity}",
+      .memory_no_capacity = "{memory} of {kind}",
+      .not_measured = "not measured",
+      .no_price = "no price",
+      .per_million = "{cost} {currency} per million {items}",
+      .per_item = "{cost} {currency} per {item}",
+      .watch_section = "What to watch",
+      .watch_intro = "The traps and flags the records carry, in plain words; each names its runs (short ids; the "
+                     "full ids and the servers' words are under \"Every flag\").",
+      .watch_none = "No run is flagged.",
+      .watch_cache_hit = "the server served {count} runs from its execution cache ({runs}): nothing was measured, "
+                         "so they are kept out of every figure; give every run an input of its own (a new seed).",
+      .watch_prompt_cache = "the server reused cached prompt tokens in {count} runs ({runs}): they are kept out; turn "
+                            "its prompt cache off.",
+      .watch_drop = "the throughput drops in {count} warm runs ({runs}): {reason}. Burst and sustained are shown "
+                    "apart.",
+      .watch_failed = "{count} runs failed ({runs}): {reason}",
+      .watch_contended = "the host was busy with other work during {count} runs ({runs}): they are kept out. "
+                         "{reason}",
+      .watch_throttled = "the device throttled during {count} runs ({runs}): {reason}",
+      .watch_no_offload = "the server offloaded no layer to the GPU in {count} runs ({runs}): they are kept out. "
+                          "{reason}",
+      .watch_partial_offload = "the server offloaded fewer layers than asked in {count} runs ({runs}): they are "
+                               "kept out. {reason}",
+      .watch_invalidated = "an operator invalidated {count} runs ({runs}): {reason}",
+      .watch_other = "{code} on {count} runs ({runs}): {reason}",
+      .threshold_move = "Above {day} {items} a day{users}, {class} no longer keeps up: move to {ref_class}, which "
+                        "carries {ref_day} {items} a day.",
+      .threshold_users = ", or {users} concurrent users at the {use} target",
+      .threshold_holds = "{class} keeps up with {ref_class} on this task: a dedicated GPU does not carry more here.",
+      .threshold_how = "How these figures are computed:",
+      .repetition_section = "Workflow v6 results",
+      .repetition_intro = "As the Workflow v6 method reports them: per platform and batch size, every repetition's "
+                          "value in run order, and their median from five repetitions on.",
+      .col_platform = "Platform",
+      .col_axis = "Batch size",
+      .col_latency_ms = "{label} (ms)",
+      .col_rate = "{label}",
+      .col_max_memory = "Max memory (GiB)",
+      .median_of = "median {median}: {values}",
+      .max_of = "max {max}: {values}",
+      .reading_section = "How to read this guide",
   };
   return m;
 }
 
 const ModelMessages& ModelMessagesFr() {
   static const ModelMessages m{
-      .verdicts_section = "Verdicts",
+      .verdicts_section = "Verdicts de chaque réglage",
       .targets_used = "Objectifs utilisés : {file}. Ce sont des exigences, pas des mesures ; chaque objectif ci-dessous "
                       "est cité avec sa ligne dans ce fichier.",
       .figure_rule = "Les exécutions à chaud sont jugées ; un réglage qui n'a que des exécutions à froid (un conteneur "
@@ -175,7 +249,7 @@ const ModelMessages& ModelMessagesFr() {
                            "{worst_matrix} ({best} contre {worst} {items}/s).",
       .rule_failed_setting = "{task} échoue sur {machine} {setting} : toutes les exécutions ont échoué ({count} ; "
                              "première erreur : {message}).",
-      .rule_memory_need = "{task} demande jusqu'à {gib} Gio de {kind} sur {machine} {setting}.",
+      .rule_memory_need = "{task} demande jusqu'à {memory} de {kind} sur {machine} {setting}.",
 
       .image = "image",
       .images = "images",
@@ -185,6 +259,86 @@ const ModelMessages& ModelMessagesFr() {
       .requests = "requêtes",
       .run = "exécution",
       .runs = "exécutions",
+      .answer_heading = "La réponse",
+      .answer_task = "{task} : {uses}.",
+      .answer_meets_all = "atteint {met}",
+      .answer_meets_some = "atteint {met}, pas {missed}",
+      .answer_meets_none = "n'atteint aucun objectif",
+      .and_word = " et ",
+      .answer_machine = "{machine} {verdict} ({details})",
+      .answer_drop = "{machine} tombe de {burst} à {sustained} {unit} à partir de l'appel {call} : elle est jugée "
+                     "sur le débit qu'elle tient.",
+      .answer_no_target = "{task} : aucune entrée des objectifs ne correspond à cette tâche ; ses chiffres sont "
+                          "listés sans verdict.",
+      .contents = "Sommaire",
+      .decision_section = "Tableaux de décision",
+      .decision_intro = "Une ligne par classe de machine : son meilleur réglage (le débit le plus élevé parmi ses "
+                        "réglages à chaud), jugé au regard des objectifs. En pointe : les premiers appels à chaud ; "
+                        "en régime établi : les appels à partir du premier signalé comme une chute. Un chiffre est "
+                        "une médiane à partir de cinq exécutions, sinon la valeur de chaque exécution ou leur "
+                        "étendue.",
+      .decision_targets = "Objectifs : {targets}.",
+      .col_machine = "Machine",
+      .col_verdict = "Verdict",
+      .col_working_setting = "Réglage retenu",
+      .col_burst = "En pointe ({label})",
+      .col_sustained = "En régime établi ({label})",
+      .col_runs = "Exécutions",
+      .col_memory = "Mémoire nécessaire",
+      .col_cost = "Coût",
+      .col_energy = "Énergie",
+      .verdict_meets = "atteint {use}",
+      .verdict_misses = "n'atteint pas {use}",
+      .verdict_judged_sustained = "— jugé sur le régime établi, {figure} ({basis}) : le débit chute à partir de "
+                                  "l'appel {call}",
+      .level_runs = "{range} (appels {calls})",
+      .no_drop = "pas de chute",
+      .runs_excluded = "{runs} ; {excluded} exclues",
+      .memory_of = "{memory} de {kind}, sur {capacity}",
+      .memory_no_capacity = "{memory} de {kind}",
+      .not_measured = "non mesurée",
+      .no_price = "pas de prix",
+      .per_million = "{cost} {currency} par million de {items}",
+      .per_item = "{cost} {currency} par {item}",
+      .watch_section = "Points de vigilance",
+      .watch_intro = "Les pièges et signalements que portent les enregistrements, en clair ; chacun nomme ses "
+                     "exécutions (identifiants courts ; les identifiants complets et les mots des serveurs sont "
+                     "sous « Tous les signalements »).",
+      .watch_none = "Aucune exécution n'est signalée.",
+      .watch_cache_hit = "le serveur a servi {count} exécutions depuis son cache d'exécution ({runs}) : rien n'a été "
+                         "mesuré, elles sont donc exclues de tous les chiffres ; donner à chaque exécution une entrée "
+                         "qui lui est propre (une nouvelle graine).",
+      .watch_prompt_cache = "le serveur a réutilisé des jetons de prompt en cache dans {count} exécutions ({runs}) : "
+                            "elles sont exclues ; couper son cache de prompt.",
+      .watch_drop = "le débit chute dans {count} exécutions à chaud ({runs}) : {reason}. La pointe et le régime "
+                    "établi sont présentés à part.",
+      .watch_failed = "{count} exécutions ont échoué ({runs}) : {reason}",
+      .watch_contended = "la machine était occupée par d'autres travaux pendant {count} exécutions ({runs}) : elles "
+                         "sont exclues. {reason}",
+      .watch_throttled = "le composant a réduit sa fréquence pendant {count} exécutions ({runs}) : {reason}",
+      .watch_no_offload = "le serveur n'a déchargé aucune couche sur le GPU dans {count} exécutions ({runs}) : elles "
+                          "sont exclues. {reason}",
+      .watch_partial_offload = "le serveur a déchargé moins de couches que demandé dans {count} exécutions ({runs}) : "
+                               "elles sont exclues. {reason}",
+      .watch_invalidated = "un opérateur a invalidé {count} exécutions ({runs}) : {reason}",
+      .watch_other = "{code} sur {count} exécutions ({runs}) : {reason}",
+      .threshold_move = "Au-delà de {day} {items} par jour{users}, {class} ne suit plus : passer à {ref_class}, qui "
+                        "traite {ref_day} {items} par jour.",
+      .threshold_users = ", ou de {users} utilisateurs simultanés à l'objectif {use}",
+      .threshold_holds = "{class} suit {ref_class} sur cette tâche : un GPU dédié n'apporte pas plus ici.",
+      .threshold_how = "Le calcul de ces chiffres :",
+      .repetition_section = "Résultats Workflow v6",
+      .repetition_intro = "Tels que la méthode Workflow v6 les présente : par plateforme et taille de lot, la valeur "
+                          "de chaque répétition dans l'ordre des exécutions, et leur médiane à partir de cinq "
+                          "répétitions.",
+      .col_platform = "Plateforme",
+      .col_axis = "Taille de lot",
+      .col_latency_ms = "{label} (ms)",
+      .col_rate = "{label}",
+      .col_max_memory = "Mémoire max. (Gio)",
+      .median_of = "médiane {median} : {values}",
+      .max_of = "max. {max} : {values}",
+      .reading_section = "Comment lire ce guide",
   };
   return m;
 }

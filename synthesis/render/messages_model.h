@@ -61,10 +61,51 @@ struct ModelMessages {
   // {task} {class} {setting} {best_matrix} {worst_matrix} {ratio} {best} {worst} {items}
   std::string_view rule_best_setting;
   std::string_view rule_failed_setting;  // {task} {machine} {setting} {count} {message}
-  std::string_view rule_memory_need;     // {task} {machine} {setting} {gib} {kind}
+  std::string_view rule_memory_need;     // {task} {machine} {setting} {memory} {kind}
 
   // What one item is, singular and plural ("image", "images"; "jeton", "jetons").
   std::string_view image, images, token, tokens, request, requests, run, runs;
+
+  // The answer, the contents and the decision tables (render_decision.cc).
+  std::string_view answer_heading;      // "The answer"
+  std::string_view answer_task;         // {task} {uses}
+  std::string_view answer_meets_all, answer_meets_some, answer_meets_none;  // {met} {missed}
+  std::string_view and_word;            // " and "
+  std::string_view answer_machine;      // {machine} {verdict} {details}: setting, figure, cost
+  std::string_view answer_drop;         // {machine} {burst} {sustained} {unit} {call}
+  std::string_view answer_no_target;    // {task}: no targets entry
+  std::string_view contents;            // "Contents"
+  std::string_view decision_section;    // "Decision tables"
+  std::string_view decision_intro;      // how a row is chosen
+  std::string_view decision_targets;    // {targets}
+  std::string_view col_machine, col_verdict, col_working_setting, col_burst, col_sustained, col_runs, col_memory,
+      col_cost, col_energy;             // col_burst / col_sustained: {label}
+  std::string_view verdict_meets, verdict_misses;  // {use}
+  std::string_view verdict_judged_sustained;  // {figure} {basis} {call}
+  std::string_view level_runs;          // {range} {calls}: "52.9 (calls 1–2)"
+  std::string_view no_drop;             // sustained column without a drop
+  std::string_view runs_excluded;       // {runs} {excluded}
+  std::string_view memory_of;           // {memory} {kind} {capacity}
+  std::string_view memory_no_capacity;  // {memory} {kind}
+  std::string_view not_measured;        // "not measured"
+  std::string_view no_price;            // "no price"
+  std::string_view per_million;         // {cost} {currency} {items}
+  std::string_view per_item;            // {cost} {currency} {item}
+  std::string_view watch_section;       // "What to watch"
+  std::string_view watch_intro;
+  std::string_view watch_none;
+  std::string_view watch_cache_hit, watch_prompt_cache, watch_drop, watch_failed, watch_contended, watch_throttled,
+      watch_no_offload, watch_partial_offload, watch_invalidated, watch_other;  // {machine} {setting} {count} {runs} {reason} {code}
+  std::string_view threshold_move;      // {day} {items} {users} {class} {ref_class} {ref_day}
+  std::string_view threshold_users;     // {users} {use}
+  std::string_view threshold_holds;     // {class} {ref_class}
+  std::string_view threshold_how;       // "How:"
+  std::string_view repetition_section;  // "Workflow v6 results"
+  std::string_view repetition_intro;
+  std::string_view col_platform, col_axis, col_latency_ms, col_rate, col_max_memory;  // col_latency_ms: {label}
+  std::string_view median_of;           // {median} {values}
+  std::string_view max_of;              // {max} {values}
+  std::string_view reading_section;     // "How to read this guide"
 };
 
 const ModelMessages& ModelMessagesFr();

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "synthesis/render/html.h"
 #include "synthesis/render/messages.h"
+#include "synthesis/render/messages_model.h"
 #include "synthesis/render/run_bins.h"
 #include "synthesis/render/chart_axes.h"
 #include "synthesis/render/inline_text.h"
@@ -82,7 +84,7 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
     std::string range = c.min && c.max && c.runs.size() > 1 ? Ref(*c.min, lang) + " – " + Ref(*c.max, lang)
                                                              : std::string(m.none_value);
     std::string median = c.median ? Ref(*c.median, lang) : std::string(m.none_value);
-    std::string metric = FigureName(c.label, c.unit);
+    std::string metric = FigureName(c.label, c.unit, lang);
     auto ident = [&m](const std::string& text) { return text.empty() ? std::string(m.none_value) : Code(text); };
     out += "| " + Join({ident(c.key.machine), ident(c.key.backend), ident(c.key.mode), ident(c.key.matrix),
                         std::string(PhaseName(c.key.phase, m)), Code(metric), values, range, median,
@@ -101,22 +103,22 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
                           : f.min && f.max        ? Ref(*f.min, lang) + " – " + Ref(*f.max, lang)
                           : f.min                 ? Ref(*f.min, lang)
                                                   : std::string(m.none_value);
-      further += "  - " + Code(FigureName(f.label, f.unit)) + (lang == Lang::kFr ? " : " : ": ") + value + "\n";
+      further += "  - " + Code(FigureName(f.label, f.unit, lang)) + (lang == Lang::kFr ? " : " : ": ") + value + "\n";
     }
   }
   if (!further.empty()) {
     out += "**" + std::string(m.further_heading) + "** (" + std::string(m.further_note) + ")\n\n" + further + "\n";
   }
   // Memory per cell and kind, under the table: the kind's own wording, its scope and the record's
-  // measuring method verbatim; the byte figure is the source's own (no unit conversion, so the
-  // number test recomputes it as is).
+  // measuring method verbatim; the figure in MiB or GiB (MemoryEntry::human, a formula source the
+  // number test recomputes).
   std::string memory;
   for (const Cell& c : a.cells) {
     if (c.key.task != task || c.memory.empty()) continue;
     memory += "- " + Code(KeyLabel(c.key, m)) + "\n";
     for (const MemoryEntry& e : c.memory) {
       memory += "  - " + std::string(MemoryKindWording(m, e.kind)) + (e.scope.empty() ? "" : ", " + Code(e.scope)) +
-                (lang == Lang::kFr ? " : " : ": ") + Ref(e.bytes, lang) + " " + std::string(m.mem_bytes) +
+                (lang == Lang::kFr ? " : " : ": ") + Ref(e.human, lang) + " " + LocalWords(e.human.unit, lang) +
                 (e.source.empty() ? "" : " — " + Code(e.source)) + "\n";
     }
   }
@@ -226,20 +228,39 @@ std::string RenderMarkdown(const Analysis& analysis, Lang lang) {
 std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& model,
                                 const std::vector<std::string>& skipped, Lang lang) {
   const Messages& m = Msg(lang);
+  const ModelMessages& mm = lang == Lang::kFr ? ModelMessagesFr() : ModelMessagesEn();
+  // The answer first, then what it rests on, then the details; the conditions last, collapsed in
+  // HTML. The contents line lists every "## " section in this order.
+  std::vector<std::string_view> sections = {mm.decision_section, mm.watch_section, mm.thresholds_section,
+                                            mm.rules_section};
+  if (!model.repetition_tables.empty()) sections.push_back(mm.repetition_section);
+  for (std::string_view s : {m.table_section, mm.verdicts_section, mm.cost_section, m.traps_section,
+                             mm.reading_section, m.cond_section, m.skipped_section}) {
+    sections.push_back(s);
+  }
   std::string out = "# " + Title(analysis, m) + "\n\n";
   if (analysis.simulated) out += std::string(m.simulated_note) + "\n\n";
+  RenderAnswer(analysis, model, lang, out);
+  std::vector<std::string> links;
+  for (std::string_view s : sections) links.push_back("[" + MdCell(s) + "](#" + HeadingId(s) + ")");
+  out += "**" + std::string(mm.contents)+ "**" + (lang == Lang::kFr ? " : " : ": ") + Join(links, " · ") + "\n\n";
+  RenderDecisionSection(analysis, model, lang, out);
+  RenderWatchSection(model, lang, out);
+  RenderThresholdsSection(model, lang, out);
+  RenderRulesSection(model, lang, out);
+  RenderRepetitionSection(model, lang, out);
+  out += "## " + std::string(m.table_section) + "\n\n";
+  for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, out);
+  RenderVerdictsSection(model, lang, out);
+  RenderCostSection(model, lang, out);
+  RenderTraps(analysis, m, out);
+  out += "## " + std::string(mm.reading_section) + "\n\n";
   std::string newest;
   for (const auto& s : model.series) newest = std::max(newest, s.last_start);
   if (!newest.empty()) out += std::string(m.newest_record) + " " + Code(newest) + ".\n\n";
   out += std::string(m.sources_note) + "\n\n" + std::string(m.numbers_note) + "\n\n";
+  out += std::string(kCollapsedMarker) + "\n";
   RenderConditionsSection(model, lang, out);
-  out += "## " + std::string(m.table_section) + "\n\n";
-  for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, out);
-  RenderTraps(analysis, m, out);
-  RenderVerdictsSection(model, lang, out);
-  RenderThresholdsSection(model, lang, out);
-  RenderCostSection(model, lang, out);
-  RenderRulesSection(model, lang, out);
   out += "## " + std::string(m.skipped_section) + "\n\n";
   if (skipped.empty()) {
     out += std::string(m.skipped_none) + "\n";

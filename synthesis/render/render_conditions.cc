@@ -93,7 +93,10 @@ void RenderMachineConditions(const v1::MachineConditions& c, Lang lang, const Me
 }
 
 void RenderSeries(const SeriesConditions& s, Lang lang, const Messages& m, std::string& out) {
-  out += "### " + Code(s.machine) + "\n\n";
+  // Named by machine and what ran: one machine often holds several series.
+  std::string what = Join(s.tasks, ", ");
+  if (!s.backends.empty()) what += " (" + Join(s.backends, ", ") + ")";
+  out += "### " + Code(s.machine) + (what.empty() ? "" : " — " + Code(what)) + "\n\n";
   if (s.simulated) out += "**" + std::string(m.simulated) + "**\n\n";
   Line(m.cond_machine, Code(s.machine) + ", " + std::string(m.cond_class) + " " + Code(s.machine_class), lang, out);
   if (s.conditions) {
@@ -144,5 +147,7 @@ void RenderConditionsSection(const GuideModel& model, Lang lang, std::string& ou
   }
   for (const SeriesConditions& s : model.series) RenderSeries(s, lang, m, out);
 }
+
+std::string ConditionsSizeText(uint64_t bytes, Lang lang) { return SizeText(bytes, lang, Msg(lang)); }
 
 }  // namespace benchfleet::synthesis

@@ -10,25 +10,27 @@
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/messages_model.h"
+#include "synthesis/render/model_text.h"
 #include "synthesis/render/sections.h"
 
 namespace benchfleet::synthesis {
 namespace {
-
-// The unit conversions of guide_model.cc's formulas ("x1 * 3600 * x2", "... * 1000000"), shown in
-// the arithmetic as the constants they are.
-constexpr std::string_view kSecondsPerHourText = "3600";
-constexpr std::string_view kMillionText = "1000000";
-
-using Values = std::vector<std::pair<std::string, std::string>>;
-
-const ModelMessages& Msg(Lang lang) { return lang == Lang::kFr ? ModelMessagesFr() : ModelMessagesEn(); }
 
 std::string S(std::string_view v) { return std::string(v); }
 
 bool HasDigit(std::string_view text) {
   return std::any_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
+
+std::string JoinNonEmpty(const std::vector<std::string>& parts) {
+  std::vector<std::string> kept;
+  for (const std::string& p : parts) {
+    if (!p.empty()) kept.push_back(p);
+  }
+  return Join(kept, " / ");
+}
+
+}  // namespace
 
 // Verbatim text from the targets or the records shown as a word (a use name, a currency, a unit):
 // plain when it holds no digit, else a code span.
@@ -46,14 +48,6 @@ std::string ItemWord(const std::string& item, bool plural, const ModelMessages& 
   return Word(item);
 }
 
-std::string JoinNonEmpty(const std::vector<std::string>& parts) {
-  std::vector<std::string> kept;
-  for (const std::string& p : parts) {
-    if (!p.empty()) kept.push_back(p);
-  }
-  return Join(kept, " / ");
-}
-
 // A setting as one code span: machine / backend / mode / matrix (empty parts left out).
 std::string Setting(const CellKey& key, const ModelMessages& m) {
   std::string setting = CodeOrNone(JoinNonEmpty({key.machine, key.backend, key.mode, key.matrix}), m);
@@ -62,8 +56,19 @@ std::string Setting(const CellKey& key, const ModelMessages& m) {
 }
 
 std::string FigureWithUnit(const Figure& f, Lang lang) {
-  return f.unit.empty() ? Ref(f, lang) : Ref(f, lang) + " " + Word(f.unit);
+  return f.unit.empty() ? Ref(f, lang) : Ref(f, lang) + " " + Word(LocalWords(f.unit, lang));
 }
+
+namespace {
+
+// The unit conversions of guide_model.cc's formulas ("x1 * 3600 * x2", "... * 1000000"), shown in
+// the arithmetic as the constants they are.
+constexpr std::string_view kSecondsPerHourText = "3600";
+constexpr std::string_view kMillionText = "1000000";
+
+using Values = std::vector<std::pair<std::string, std::string>>;
+
+const ModelMessages& Msg(Lang lang) { return lang == Lang::kFr ? ModelMessagesFr() : ModelMessagesEn(); }
 
 std::string Heading(std::string_view text) { return "## " + S(text) + "\n\n"; }
 
@@ -185,6 +190,32 @@ void RenderThresholdsSection(const GuideModel& model, Lang lang, std::string& ou
       return CapacityText(c, th.item, lang, m, th.hours_per_day) +
              (th.per_user ? UsersText(c, th.item, lang, m, *th.per_user) : "");
     };
+    // In the reader's terms first: the workload above which each other class no longer keeps up.
+    std::string interactive_use;
+    for (const TaskVerdicts& tv : model.verdicts) {
+      if (tv.task != th.task || tv.targets == nullptr) continue;
+      for (const UseTarget& use : tv.targets->uses) {
+        if (use.interactive && use.min_items_per_second && interactive_use.empty()) interactive_use = use.name;
+      }
+    }
+    for (const TaskThreshold::Other& o : th.others) {
+      if (!(o.ratio.value > 1)) {
+        out += "- " + Fill(m.threshold_holds, {{"class", Code(o.capacity.machine_class)},
+                                               {"ref_class", Code(ref.machine_class)}}) + "\n";
+        continue;
+      }
+      std::string users;
+      if (o.capacity.concurrent_users && !interactive_use.empty()) {
+        users = Fill(m.threshold_users, {{"users", Ref(*o.capacity.concurrent_users, lang)}, {"use", Word(interactive_use)}});
+      }
+      out += "- " + Fill(m.threshold_move, {{"day", Ref(o.capacity.items_per_day, lang)},
+                                            {"items", ItemWord(th.item, true, m)},
+                                            {"users", users},
+                                            {"class", Code(o.capacity.machine_class)},
+                                            {"ref_class", Code(ref.machine_class)},
+                                            {"ref_day", Ref(ref.items_per_day, lang)}}) + "\n";
+    }
+    out += "\n" + S(m.threshold_how) + "\n\n";
     out += "- " + capacity(ref) + ".\n";
     for (const TaskThreshold::Other& o : th.others) {
       Values values = {{"day", Ref(o.capacity.items_per_day, lang)},
@@ -266,7 +297,7 @@ std::string RuleText(const Rule& r, Lang lang, const ModelMessages& m) {
   for (const auto& [name, figure] : r.figures) {
     if (name == "count") {
       values.emplace_back(name, RefCount(figure));  // a number of runs, whole
-    } else if (name == "cold" || name == "warm") {
+    } else if (name == "cold" || name == "warm" || name == "memory") {
       values.emplace_back(name, FigureWithUnit(figure, lang));  // the cells' own metrics (tokens/s, s)
     } else {
       values.emplace_back(name, Ref(figure, lang));

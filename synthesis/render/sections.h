@@ -5,6 +5,7 @@
 #ifndef BENCHFLEET_SYNTHESIS_RENDER_SECTIONS_H_
 #define BENCHFLEET_SYNTHESIS_RENDER_SECTIONS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,20 @@
 
 namespace benchfleet::synthesis {
 
-// 1. Conditions of every series (render_conditions.cc).
+// The conditions of every series (render_conditions.cc), an appendix.
 void RenderConditionsSection(const GuideModel& model, Lang lang, std::string& out);
+// A size as the conditions recorded it ("80 GiB", "15,5 Gio"), for a Code() span: quoted, not a
+// figure of the guide.
+std::string ConditionsSizeText(uint64_t bytes, Lang lang);
+
+// The answer paragraph under the title (render_decision.cc).
+void RenderAnswer(const Analysis& analysis, const GuideModel& model, Lang lang, std::string& out);
+// The decision table of every task (render_decision.cc).
+void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, Lang lang, std::string& out);
+// What to watch: the traps in plain words (render_decision.cc).
+void RenderWatchSection(const GuideModel& model, Lang lang, std::string& out);
+// The Workflow v6 method's tables, when there are any (render_decision.cc).
+void RenderRepetitionSection(const GuideModel& model, Lang lang, std::string& out);
 
 // 4. Verdicts, with the targets used and the rule for a cell's figure (render_model.cc).
 void RenderVerdictsSection(const GuideModel& model, Lang lang, std::string& out);

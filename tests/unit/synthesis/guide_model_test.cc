@@ -478,6 +478,7 @@ std::unique_ptr<Built> Derive(GuideContext context, const std::vector<v1::RunRec
   b->context = std::move(context);
   b->analysis = Analyze(records);
   DeriveVerdicts(b->context, &b->analysis, &b->model);
+  DeriveDecisions(&b->analysis, &b->model);
   DeriveRules(b->context, &b->analysis, &b->model);
   return b;
 }
@@ -782,9 +783,9 @@ TEST(DeriveRulesTest, EachRuleSupportedByTheDataAndNoOther) {
   const Rule& memory = RuleOf(b->model, "MEMORY_NEED", "chat");
   EXPECT_EQ(memory.words.at("kind"), "MEMORY_KIND_DEVICE_BUFFER");
   EXPECT_EQ(memory.words.at("machine"), "gpu-box");
-  EXPECT_EQ(memory.figures.at("gib").value, 2);
-  EXPECT_EQ(memory.figures.at("gib").unit, "GiB");
-  EXPECT_EQ(SourceOf(b->analysis, memory.figures.at("gib")).formula, "x1 / 1073741824");
+  EXPECT_EQ(memory.figures.at("memory").value, 2);
+  EXPECT_EQ(memory.figures.at("memory").unit, "GiB");
+  EXPECT_EQ(SourceOf(b->analysis, memory.figures.at("memory")).formula, "x1 / 1073741824");
 
   ExpectModelTraceable(b->analysis.sources, b->model);
 }
@@ -830,7 +831,8 @@ TEST(BuildGuideModelTest, SummarizesSeriesThenDerivesVerdictsAndRules) {
   const CellVerdict& plain = VerdictsOf(derived->model, "chat").cells[0];
   EXPECT_GT(std::stoul(built.uses[0].target.source_id.substr(1)), table_sources + series_sources);
   EXPECT_EQ(built.uses[0].target.source_id, shifted(plain.uses[0].target));
-  EXPECT_EQ(model.rules.back().figures.at("gib").source_id, shifted(derived->model.rules.back().figures.at("gib")));
+  // The memory figure is the table's own (MemoryEntry::human): not shifted.
+  EXPECT_EQ(model.rules.back().figures.at("memory").source_id, derived->model.rules.back().figures.at("memory").source_id);
   ExpectModelTraceable(analysis.sources, model);
 }
 
@@ -854,7 +856,7 @@ TEST(RenderModelTest, EnglishSectionsShowVerdictsArithmeticAndRules) {
   const Lang en = Lang::kEn;
   const TaskVerdicts& chat = VerdictsOf(b->model, "chat");
   const CellVerdict& m1 = chat.cells[2];
-  EXPECT_THAT(md, HasSubstr("## Verdicts\n\nTargets used: `t.yaml`."));
+  EXPECT_THAT(md, HasSubstr("## Verdicts of every setting\n\nTargets used: `t.yaml`."));
   EXPECT_THAT(md, HasSubstr("### Task `chat`\n\nTargets entry `chat*`: one item is one token.\n\n- interactive: at "
                             "least " + R(m1.uses[0].target, en) + " tokens per second (one concurrent user)\n- batch: "
                             "at least " + R(m1.uses[1].target, en) + " tokens per second\n"));
@@ -906,7 +908,7 @@ TEST(RenderModelTest, EnglishSectionsShowVerdictsArithmeticAndRules) {
                             "]. Give every run an input of its own (a new seed) so that the work is done again; "
                             "they are kept out of every figure.\n"));
   const Rule& memory = RuleOf(b->model, "MEMORY_NEED", "chat");
-  EXPECT_THAT(md, HasSubstr("- `chat` needs up to 2.00 [" + memory.figures.at("gib").source_id +
+  EXPECT_THAT(md, HasSubstr("- `chat` needs up to 2.00 [" + memory.figures.at("memory").source_id +
                             "] GiB of accelerator buffer reported by the backend on `gpu-box` `llama-server / gpu / ctx=4096`.\n"));
   const Rule& failed = RuleOf(b->model, "FAILED_SETTING", "solo");
   EXPECT_THAT(md, HasSubstr("- `solo` fails on `gpu-box` `llama-server / cpu`: every run failed (2 [" +
@@ -919,11 +921,11 @@ TEST(RenderModelTest, FrenchSectionsUseDecimalCommasAndTheirOwnWords) {
   std::string md = Sections(b->model, Lang::kFr);
   const TaskVerdicts& chat = VerdictsOf(b->model, "chat");
   const CellVerdict& m1 = chat.cells[2];
-  EXPECT_THAT(md, HasSubstr("## Verdicts\n\nObjectifs utilisés : `t.yaml`."));
+  EXPECT_THAT(md, HasSubstr("## Verdicts de chaque réglage\n\nObjectifs utilisés : `t.yaml`."));
   EXPECT_THAT(md, HasSubstr("- `m1pro` : meilleur réglage `mac-1 / llama-server / gpu / ctx=4096` : 0,0355 [" +
                             m1.seconds_per_item.source_id + "] s/jeton : convient pour interactive, pas pour batch.\n"));
   EXPECT_THAT(md, HasSubstr("| `m1pro` | `mac-1 / llama-server / gpu / ctx=4096` | 28,2 [" + m1.figure.source_id +
-                            "] tokens/s | pire exécution | 0,0355 [" + m1.seconds_per_item.source_id +
+                            "] jetons/s | pire exécution | 0,0355 [" + m1.seconds_per_item.source_id +
                             "] | convient | non | oui |\n"));
   const TaskThreshold& th = b->model.thresholds[0];
   EXPECT_THAT(md, HasSubstr("## Seuils de passage à un GPU dédié\n\n"));
@@ -938,8 +940,8 @@ TEST(RenderModelTest, FrenchSectionsUseDecimalCommasAndTheirOwnWords) {
   EXPECT_THAT(md, HasSubstr("- Tenir à part les appels à froid pour `chat` sur `mac-1` `llama-server / gpu / "
                             "ctx=4096` : le premier appel prend 5,64 [" + cold.figures.at("ratio").source_id +
                             "] fois plus de temps par jeton qu'un appel à chaud (5,00 [" +
-                            cold.figures.at("cold").source_id + "] tokens/s contre 28,2 [" +
-                            cold.figures.at("warm").source_id + "] tokens/s).\n"));
+                            cold.figures.at("cold").source_id + "] jetons/s contre 28,2 [" +
+                            cold.figures.at("warm").source_id + "] jetons/s).\n"));
   const Rule& failed = RuleOf(b->model, "FAILED_SETTING", "solo");
   EXPECT_THAT(md, HasSubstr("- `solo` échoue sur `gpu-box` `llama-server / cpu` : toutes les exécutions ont échoué "
                             "(2 [" + failed.figures.at("count").source_id + "] ; première erreur : `out of memory`).\n"));

@@ -144,7 +144,7 @@ TEST(RenderMarkdownTest, FrenchUsesDecimalCommaAndCatalogue) {
   EXPECT_EQ(md.rfind("# Guide de dimensionnement (SIMULÉ)\n", 0), 0u) << md;
   const Cell& gpu = CellOf(a, "gpu");
   EXPECT_THAT(md, HasSubstr("| `host-gpu` | `llama-server` | `gpu` | `n_predict=128` | à chaud | "
-                            "`tokens_per_second (tokens/s)` | " +
+                            "`tokens_per_second (jetons/s)` | " +
                             Refs(gpu, {"52,9", "30,0", "28,2", "27,9"}) + " | 27,9 [" + gpu.min->source_id +
                             "] – 52,9 [" + gpu.max->source_id + "] | — | 1 [" + gpu.excluded_count->source_id +
                             "] |\n"));

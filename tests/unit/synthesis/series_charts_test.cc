@@ -235,8 +235,8 @@ TEST(RenderConditionsSectionTest, English) {
   GuideModel model = ModelOf(SeriesRecords(), &a);
   std::string md;
   RenderConditionsSection(model, Lang::kEn, md);
-  EXPECT_EQ(md.rfind("## Conditions\n\nOne entry per series: ", 0), 0u) << md;
-  EXPECT_THAT(md, HasSubstr("### `gpu-box`\n\n"
+  EXPECT_EQ(md.rfind("## Appendix: the machines' conditions\n\nOne entry per series: ", 0), 0u) << md;
+  EXPECT_THAT(md, HasSubstr("### `gpu-box` — `chat-7b (llama-server)`\n\n"
                             "- Machine: `gpu-box`, class `a100`\n"
                             "- Operating system: `Debian GNU/Linux 12`, kernel `6.1.0-18-amd64`, architecture `x86_64`\n"
                             "- CPU: `AMD EPYC 7763`, logical cores `32`\n"
@@ -254,7 +254,7 @@ TEST(RenderConditionsSectionTest, English) {
                             "- Runs: 3 [S1]; OK runs: 2 [S2]\n"
                             "- Conditions fingerprint: `fp-a`\n\n"))
       << md;
-  EXPECT_THAT(md, HasSubstr("### `m2-pro`\n\n"
+  EXPECT_THAT(md, HasSubstr("### `m2-pro` — `chat-7b (llama-bench)`\n\n"
                             "**SIMULATED**\n\n"
                             "- Machine: `m2-pro`, class `m2-pro`\n"
                             "- Machine conditions unknown (no conditions.json for this series).\n"
@@ -277,7 +277,7 @@ TEST(RenderConditionsSectionTest, French) {
   model.series[0].conditions->set_memory_bytes((31ull << 30) + (1ull << 29));  // 31.5 GiB
   std::string md;
   RenderConditionsSection(model, Lang::kFr, md);
-  EXPECT_EQ(md.rfind("## Conditions des séries\n\nUne entrée par série : ", 0), 0u) << md;
+  EXPECT_EQ(md.rfind("## Annexe : les conditions des machines\n\nUne entrée par série : ", 0), 0u) << md;
   EXPECT_THAT(md, HasSubstr("- Machine : `gpu-box`, classe `a100`\n"
                             "- Système d'exploitation : `Debian GNU/Linux 12`, noyau `6.1.0-18-amd64`, architecture "
                             "`x86_64`\n"
@@ -614,29 +614,29 @@ TEST(MemoryTableTest, OneLinePerKindWithItsOwnWording) {
   EXPECT_THAT(en, HasSubstr("**Memory** (peak per kind and scope over the accepted runs; each kind is its own "
                             "measure)\n\n"
                             "- `cpu-box / llama-server / cpu / n_predict=128 / warm`\n"
-                            "  - process peak RSS (host memory), `llama-server`: 5368709120 [" +
-                            cpu.memory[0].bytes.source_id +
-                            "] B — `getrusage`\n"
-                            "  - container peak memory (host), `bench.slice`: 7516192768 [" +
-                            cpu.memory[1].bytes.source_id +
-                            "] B — `memory.peak`\n"
+                            "  - process peak RSS (host memory), `llama-server`: 5.00 [" +
+                            cpu.memory[0].human.source_id +
+                            "] GiB — `getrusage`\n"
+                            "  - container peak memory (host), `bench.slice`: 7.00 [" +
+                            cpu.memory[1].human.source_id +
+                            "] GiB — `memory.peak`\n"
                             "- `gpu-box / llama-server / gpu / n_predict=128 / warm`\n"
-                            "  - process peak RSS (host memory), `llama-server`: 2147483649 [" +
-                            gpu.memory[0].bytes.source_id +
-                            "] B — `getrusage`\n"
-                            "  - accelerator memory in use (whole device), `GPU0`: 6442450944 [" +
-                            gpu.memory[1].bytes.source_id +
-                            "] B — `nvidia-smi`\n"
-                            "  - accelerator buffer reported by the backend, `CUDA0`: 4294967296 [" +
-                            gpu.memory[2].bytes.source_id + "] B — `llama-server log line 42`\n\n"))
+                            "  - process peak RSS (host memory), `llama-server`: 2.00 [" +
+                            gpu.memory[0].human.source_id +
+                            "] GiB — `getrusage`\n"
+                            "  - accelerator memory in use (whole device), `GPU0`: 6.00 [" +
+                            gpu.memory[1].human.source_id +
+                            "] GiB — `nvidia-smi`\n"
+                            "  - accelerator buffer reported by the backend, `CUDA0`: 4.00 [" +
+                            gpu.memory[2].human.source_id + "] GiB — `llama-server log line 42`\n\n"))
       << en;
   EXPECT_EQ(SourceOf(a, gpu.memory[0].bytes).operation, "max");
   std::string fr = RenderMarkdown(a, Lang::kFr);
   EXPECT_THAT(fr, HasSubstr("**Mémoire** (pic par nature"));
-  EXPECT_THAT(fr, HasSubstr("  - pic de RSS du processus (mémoire hôte), `llama-server` : 5368709120 [" +
-                            cpu.memory[0].bytes.source_id + "] octets — `getrusage`\n"));
-  EXPECT_THAT(fr, HasSubstr("  - tampon sur l'accélérateur déclaré par le moteur, `CUDA0` : 4294967296 [" +
-                            gpu.memory[2].bytes.source_id + "] octets — `llama-server log line 42`\n"));
+  EXPECT_THAT(fr, HasSubstr("  - pic de RSS du processus (mémoire hôte), `llama-server` : 5,00 [" +
+                            cpu.memory[0].human.source_id + "] Gio — `getrusage`\n"));
+  EXPECT_THAT(fr, HasSubstr("  - tampon sur l'accélérateur déclaré par le moteur, `CUDA0` : 4,00 [" +
+                            gpu.memory[2].human.source_id + "] Gio — `llama-server log line 42`\n"));
   // The sd15 task has no memory: no heading under its table.
   EXPECT_EQ(Count(en, "**Memory**"), 1);
 }

@@ -1,0 +1,365 @@
+// The guide's answer (sections.h): the answer paragraph under the title, the decision table of every
+// task, what to watch, and the Workflow v6 method's tables, from the GuideModel's decisions,
+// watches and repetition tables. Figures with Ref(); verbatim text (machines, settings, run ids,
+// call numbers, reasons) in Code() spans, so the guide's number test finds every number's source.
+// Wording: messages_model.cc.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "synthesis/render/inline_text.h"
+#include "synthesis/render/messages.h"
+#include "synthesis/render/messages_model.h"
+#include "synthesis/render/model_text.h"
+#include "synthesis/render/sections.h"
+
+namespace benchfleet::synthesis {
+namespace {
+
+using Values = std::vector<std::pair<std::string, std::string>>;
+
+const ModelMessages& Msg(Lang lang) { return lang == Lang::kFr ? ModelMessagesFr() : ModelMessagesEn(); }
+const Messages& TableMsg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
+
+std::string S(std::string_view v) { return std::string(v); }
+
+// A reason quoted in running text: verbatim, cut at about 160 characters (the whole of it is under
+// "Every flag").
+std::string ShortReason(const std::string& reason) {
+  constexpr size_t kMax = 160;
+  if (reason.size() <= kMax) return Code(reason);
+  size_t cut = kMax;
+  while (cut > 0 && (static_cast<unsigned char>(reason[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return Code(reason.substr(0, cut) + "…");
+}
+
+const Cell* FindCell(const Analysis& analysis, const CellKey& key) {
+  auto it = std::lower_bound(analysis.cells.begin(), analysis.cells.end(), key,
+                             [](const Cell& c, const CellKey& k) { return c.key < k; });
+  return it != analysis.cells.end() && it->key == key ? &*it : nullptr;
+}
+
+const TaskVerdicts* VerdictsOf(const GuideModel& model, const std::string& task) {
+  for (const TaskVerdicts& tv : model.verdicts) {
+    if (tv.task == task) return &tv;
+  }
+  return nullptr;
+}
+
+// The working setting in the reader's words: the mode and the matrix point without its mode
+// ("gpu", "nvidia, batch_size=16"), "(cold runs only)" when judged on cold runs.
+std::string WorkingSetting(const CellKey& key, const ModelMessages& m) {
+  std::vector<std::string> parts;
+  if (!key.mode.empty()) parts.push_back(key.mode);
+  size_t start = 0;
+  while (start < key.matrix.size()) {
+    size_t end = key.matrix.find(';', start);
+    if (end == std::string::npos) end = key.matrix.size();
+    std::string part = key.matrix.substr(start, end - start);
+    if (!part.starts_with("mode=")) parts.push_back(part);
+    start = end + 1;
+  }
+  std::string text = CodeOrNone(Join(parts, ", "), m);
+  if (key.phase == v1::PHASE_COLD) text += " (" + S(m.setting_cold) + ")";
+  return text;
+}
+
+// "52.9 [S3]", "28.0 [S5] – 30.1 [S6]", "median 41.2 [S9]": a level of runs; a range whose two
+// ends print alike shows one.
+std::string LevelText(const std::optional<Figure>& median, const std::optional<Figure>& min,
+                      const std::optional<Figure>& max, Lang lang, const ModelMessages& m) {
+  if (median) return S(m.basis_median) + " " + Ref(*median, lang);
+  if (min && max && FormatNumber(min->value, lang) != FormatNumber(max->value, lang)) {
+    return Ref(*min, lang) + " – " + Ref(*max, lang);
+  }
+  if (min) return Ref(*min, lang);
+  if (max) return Ref(*max, lang);
+  return S(m.no_mark);
+}
+
+std::string CallsText(uint32_t first, uint32_t last) {
+  return Code(first == last ? std::to_string(first) : std::to_string(first) + "–" + std::to_string(last));
+}
+
+std::string LevelWithCalls(const Level& level, Lang lang, const ModelMessages& m) {
+  return Fill(m.level_runs, {{"range", LevelText(level.median, level.min, level.max, lang, m)},
+                             {"calls", CallsText(level.first_call, level.last_call)}});
+}
+
+std::string CostText(const GuideModel& model, const CellKey& key, const std::string& item, Lang lang,
+                     const ModelMessages& m) {
+  for (const TaskCost& c : model.costs) {
+    if (c.key != key) continue;
+    if (c.cost_per_million) {
+      return Fill(m.per_million, {{"cost", Ref(*c.cost_per_million, lang)},
+                                  {"currency", Word(c.currency)},
+                                  {"items", ItemWord(item, true, m)}});
+    }
+    return Fill(m.per_item, {{"cost", Ref(c.cost_per_item, lang)},
+                             {"currency", Word(c.currency)},
+                             {"item", ItemWord(item, false, m)}});
+  }
+  return "";
+}
+
+// The capacity of the memory a kind lives in, as the machine's conditions recorded it: the
+// accelerators' memory for device kinds, the host's for the others; "" when unknown.
+std::string CapacityText(const GuideModel& model, const CellKey& key, v1::MemoryKind kind, Lang lang) {
+  const bool device = kind == v1::MEMORY_KIND_DEVICE_USED || kind == v1::MEMORY_KIND_DEVICE_BUFFER;
+  for (const SeriesConditions& s : model.series) {
+    if (s.machine != key.machine || !s.conditions) continue;
+    uint64_t bytes = 0;
+    if (device) {
+      for (const auto& a : s.conditions->accelerators()) bytes = std::max<uint64_t>(bytes, a.memory_bytes());
+    } else {
+      bytes = s.conditions->memory_bytes();
+    }
+    if (bytes > 0) return Code(ConditionsSizeText(bytes, lang));
+  }
+  return "";
+}
+
+std::string MemoryText(const GuideModel& model, const DecisionRow& row, Lang lang, const ModelMessages& m) {
+  if (!row.memory) return S(m.not_measured);
+  const MemoryEntry& e = *row.memory;
+  std::string kind(MemoryKindWording(TableMsg(lang), e.kind));
+  std::string capacity = CapacityText(model, row.verdict.key, e.kind, lang);
+  Values values = {{"memory", FigureWithUnit(e.human, lang)}, {"kind", kind}, {"capacity", capacity}};
+  return Fill(capacity.empty() ? m.memory_no_capacity : m.memory_of, values);
+}
+
+// Energy per output token: the further figure measured in joules per token, where measured.
+std::string EnergyText(const Cell* cell, Lang lang, const ModelMessages& m) {
+  if (cell != nullptr) {
+    for (const FurtherFigure& f : cell->further) {
+      if (f.unit != "J/token") continue;
+      return LevelText(f.median, f.min, f.max, lang, m) + " " + Word(LocalWords(f.unit, lang));
+    }
+  }
+  return S(m.not_measured);
+}
+
+std::string VerdictText(const DecisionRow& row, Lang lang, const ModelMessages& m) {
+  std::vector<std::string> uses;
+  for (const UseVerdict& u : row.verdict.uses) uses.push_back(Fill(u.ok ? m.verdict_meets : m.verdict_misses,
+                                                                    {{"use", Word(u.use)}}));
+  std::string basis = S(row.verdict.basis == "median" ? m.basis_median : m.basis_worst_run);
+  // Which figure is judged matters when the throughput drops: the sustained one, said so.
+  std::string judged =
+      row.sustained
+          ? Fill(m.verdict_judged_sustained, {{"figure", FigureWithUnit(row.verdict.figure, lang)},
+                                              {"basis", basis},
+                                              {"call", Code(std::to_string(row.drop_call))}})
+          : "";
+  std::string text = Join(uses, S(m.list_separator));
+  if (judged.empty()) return text;
+  return text.empty() ? judged : text + " " + judged;
+}
+
+std::string TargetsText(const TaskVerdicts& tv, Lang lang, const ModelMessages& m) {
+  if (tv.targets == nullptr || tv.cells.empty()) return "";
+  std::vector<std::string> parts;
+  const CellVerdict& first = tv.cells.front();
+  for (size_t i = 0; i < tv.targets->uses.size() && i < first.uses.size(); ++i) {
+    const UseTarget& use = tv.targets->uses[i];
+    parts.push_back(Fill(use.max_seconds_per_item ? m.use_max : m.use_min,
+                         {{"target", Ref(first.uses[i].target, lang)},
+                          {"item", ItemWord(tv.item, false, m)},
+                          {"items", ItemWord(tv.item, true, m)},
+                          {"use", Word(use.name)}}));
+  }
+  return Join(parts, lang == Lang::kFr ? " ; " : "; ");
+}
+
+}  // namespace
+
+void RenderAnswer(const Analysis& analysis, const GuideModel& model, Lang lang, std::string& out) {
+  (void)analysis;
+  const ModelMessages& m = Msg(lang);
+  std::vector<std::string> sentences;
+  for (const TaskDecision& d : model.decisions) {
+    const TaskVerdicts* tv = VerdictsOf(model, d.task);
+    if (tv == nullptr || d.rows.empty()) continue;
+    if (tv->targets == nullptr) {
+      sentences.push_back(Fill(m.answer_no_target, {{"task", Code(d.task)}}));
+      continue;
+    }
+    // Machine by machine, the fastest first: what it meets, at which setting, figure and cost.
+    std::vector<const DecisionRow*> rows;
+    for (const DecisionRow& row : d.rows) rows.push_back(&row);
+    std::stable_sort(rows.begin(), rows.end(), [](const DecisionRow* a, const DecisionRow* b) {
+      return a->verdict.items_per_second.value > b->verdict.items_per_second.value;
+    });
+    std::vector<std::string> machines;
+    for (const DecisionRow* row : rows) {
+      std::vector<std::string> met, missed;
+      for (const UseVerdict& u : row->verdict.uses) (u.ok ? met : missed).push_back(Word(u.use));
+      std::string_view verdict = met.empty() ? m.answer_meets_none : missed.empty() ? m.answer_meets_all : m.answer_meets_some;
+      std::string cost = CostText(model, row->verdict.key, d.item, lang, m);
+      CellKey key = row->verdict.key;
+      key.phase = v1::PHASE_WARM;  // the table says "cold runs only"; the answer keeps it short
+      // In parentheses: the setting (when it has one), the figure judged, the cost (when priced).
+      std::vector<std::string> details;
+      if (!key.mode.empty() || !key.matrix.empty()) details.push_back(WorkingSetting(key, m));
+      details.push_back(FigureWithUnit(row->verdict.figure, lang));
+      if (!cost.empty()) details.push_back(cost);
+      machines.push_back(Fill(m.answer_machine, {{"machine", Code(row->verdict.key.machine)},
+                                                 {"verdict", Fill(verdict, {{"met", Join(met, S(m.and_word))},
+                                                                            {"missed", Join(missed, S(m.and_word))}})},
+                                                 {"details", Join(details, ", ")}}));
+    }
+    sentences.push_back(Fill(m.answer_task, {{"task", Code(d.task)}, {"uses", Join(machines, lang == Lang::kFr ? " ; " : "; ")}}));
+    for (const DecisionRow& row : d.rows) {
+      if (!row.burst || !row.sustained) continue;
+      sentences.back() += " " + Fill(m.answer_drop, {{"machine", Code(row.verdict.key.machine)},
+                                               {"burst", LevelText(row.burst->median, row.burst->min, row.burst->max, lang, m)},
+                                               {"sustained", LevelText(row.sustained->median, row.sustained->min,
+                                                                       row.sustained->max, lang, m)},
+                                               {"unit", Word(LocalWords(row.verdict.figure.unit, lang))},
+                                               {"call", Code(std::to_string(row.drop_call))}});
+    }
+  }
+  if (sentences.empty()) return;
+  for (const std::string& sentence : sentences) out += "- " + sentence + "\n";
+  out += "\n";
+}
+
+void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, Lang lang, std::string& out) {
+  const ModelMessages& m = Msg(lang);
+  out += "## " + S(m.decision_section) + "\n\n";
+  for (const TaskDecision& d : model.decisions) {
+    const TaskVerdicts* tv = VerdictsOf(model, d.task);
+    out += "### " + Fill(m.task_heading, {{"task", Code(d.task)}}) + "\n\n";
+    if (d.rows.empty()) {
+      out += S(m.no_warm_cell) + "\n\n";
+      continue;
+    }
+    if (tv != nullptr) {
+      std::string targets = TargetsText(*tv, lang, m);
+      out += (targets.empty() ? S(m.no_targets) : Fill(m.decision_targets, {{"targets", targets}})) + "\n\n";
+    }
+    // The figure's label for the burst and sustained headers: the first row's cell's.
+    const Cell* first = FindCell(analysis, d.rows.front().verdict.key);
+    const std::string label = first != nullptr ? MdCell(FigureName(first->label, first->unit, lang)) : "";
+    std::vector<std::string> header = {S(m.col_machine),
+                                       S(m.col_verdict),
+                                       S(m.col_working_setting),
+                                       Fill(m.col_burst, {{"label", label}}),
+                                       Fill(m.col_sustained, {{"label", label}}),
+                                       S(m.col_runs),
+                                       S(m.col_memory),
+                                       S(m.col_cost),
+                                       S(m.col_energy)};
+    out += "| " + Join(header, " | ") + " |\n|";
+    for (size_t i = 0; i < header.size(); ++i) out += "---|";
+    out += "\n";
+    for (const DecisionRow& row : d.rows) {
+      const Cell* cell = FindCell(analysis, row.verdict.key);
+      std::string burst = row.burst ? LevelWithCalls(*row.burst, lang, m)
+                          : cell != nullptr ? LevelText(cell->median, cell->min, cell->max, lang, m)
+                                            : S(m.no_mark);
+      std::string sustained = row.sustained ? LevelWithCalls(*row.sustained, lang, m) : S(m.no_drop);
+      std::string runs = RefCount(row.runs);
+      if (row.excluded) runs = Fill(m.runs_excluded, {{"runs", runs}, {"excluded", RefCount(*row.excluded)}});
+      std::string cost = CostText(model, row.verdict.key, d.item, lang, m);
+      std::vector<std::string> cells = {Code(row.verdict.key.machine),
+                                        VerdictText(row, lang, m),
+                                        WorkingSetting(row.verdict.key, m),
+                                        burst,
+                                        sustained,
+                                        runs,
+                                        MemoryText(model, row, lang, m),
+                                        cost.empty() ? S(m.no_price) : cost,
+                                        EnergyText(cell, lang, m)};
+      out += "| " + Join(cells, " | ") + " |\n";
+    }
+    out += "\n";
+  }
+  out += S(m.decision_intro) + "\n\n";
+}
+
+void RenderWatchSection(const GuideModel& model, Lang lang, std::string& out) {
+  const ModelMessages& m = Msg(lang);
+  out += "## " + S(m.watch_section) + "\n\n" + S(m.watch_intro) + "\n\n";
+  if (model.watches.empty()) {
+    out += S(m.watch_none) + "\n\n";
+    return;
+  }
+  std::string task;
+  for (const Watch& w : model.watches) {
+    if (w.key.task != task) {
+      task = w.key.task;
+      out += (out.ends_with("\n\n") ? "" : "\n") + std::string("**") + Fill(m.task_heading, {{"task", Code(task)}}) +
+             "**\n\n";
+    }
+    std::vector<std::string> runs;
+    constexpr size_t kShown = 6;
+    for (size_t i = 0; i < w.run_ids.size() && i < kShown; ++i) {
+      runs.push_back(Code(w.run_ids[i].substr(0, 8)) + " (" + S(TableMsg(lang).call) + " " +
+                     Code(std::to_string(w.calls[i])) + ")");
+    }
+    if (w.run_ids.size() > kShown) runs.push_back("…");
+    std::string_view tmpl = w.code == "CACHE_HIT"           ? m.watch_cache_hit
+                            : w.code == "PROMPT_CACHE_USED" ? m.watch_prompt_cache
+                            : w.code == "THROUGHPUT_DROP"   ? m.watch_drop
+                            : w.code == "FAILED"            ? m.watch_failed
+                            : w.code == "CONTENDED"         ? m.watch_contended
+                            : w.code == "THROTTLED"         ? m.watch_throttled
+                            : w.code == "NO_OFFLOAD"        ? m.watch_no_offload
+                            : w.code == "PARTIAL_OFFLOAD"   ? m.watch_partial_offload
+                            : w.code == "INVALIDATED"       ? m.watch_invalidated
+                                                            : m.watch_other;
+    std::string where = Code(w.key.machine) + " " + WorkingSetting(w.key, m);
+    if (w.key.phase == v1::PHASE_WARM || w.key.phase == v1::PHASE_VALIDATION) {
+      where += " (" + S(w.key.phase == v1::PHASE_WARM ? TableMsg(lang).phase_warm : TableMsg(lang).phase_validation) + ")";
+    }
+    out += "- " + where + (lang == Lang::kFr ? " : " : ": ") +
+           Fill(tmpl, {{"count", RefCount(w.count)},
+                       {"runs", Join(runs, ", ")},
+                       {"code", Code(w.code)},
+                       {"reason", w.reason.empty() ? S(m.no_mark) : ShortReason(w.reason)}}) +
+           "\n";
+  }
+  out += "\n";
+}
+
+void RenderRepetitionSection(const GuideModel& model, Lang lang, std::string& out) {
+  if (model.repetition_tables.empty()) return;
+  const ModelMessages& m = Msg(lang);
+  out += "## " + S(m.repetition_section) + "\n\n" + S(m.repetition_intro) + "\n\n";
+  auto values = [&](const std::vector<std::optional<Figure>>& figures, const std::optional<Figure>& median) {
+    std::vector<std::string> list;
+    for (const auto& f : figures) list.push_back(f ? Ref(*f, lang) : S(m.no_mark));
+    std::string joined = Join(list, ", ");
+    return median ? Fill(m.median_of, {{"median", Ref(*median, lang)}, {"values", joined}}) : joined;
+  };
+  for (const RepetitionTable& t : model.repetition_tables) {
+    out += "### " + Fill(m.task_heading, {{"task", Code(t.task)}}) + "\n\n";
+    std::vector<std::string> header = {S(m.col_platform), t.axis == "batch_size" ? S(m.col_axis) : MdCell(t.axis)};
+    if (!t.latency_label.empty()) header.push_back(Fill(m.col_latency_ms, {{"label", MdCell(LocalWords(t.latency_label, lang))}}));
+    header.push_back(Fill(m.col_rate, {{"label", MdCell(FigureName(t.rate_label, t.rate_unit, lang))}}));
+    header.push_back(S(m.col_max_memory));
+    out += "| " + Join(header, " | ") + " |\n|";
+    for (size_t i = 0; i < header.size(); ++i) out += "---|";
+    out += "\n";
+    for (const RepetitionRow& r : t.rows) {
+      std::vector<std::optional<Figure>> rate(r.rate.begin(), r.rate.end());
+      std::vector<std::string> cells = {Code(r.key.machine) + " " + CodeOrNone(r.key.mode, m), Code(r.axis_value)};
+      if (!t.latency_label.empty()) cells.push_back(values(r.latency_ms, r.latency_median_ms));
+      cells.push_back(values(rate, r.rate_median));
+      std::string memory = S(m.not_measured);
+      if (r.memory_max_gib) {
+        std::vector<std::string> each;
+        for (const auto& f : r.memory_gib) each.push_back(f ? Ref(*f, lang) : S(m.no_mark));
+        memory = Fill(m.max_of, {{"max", Ref(*r.memory_max_gib, lang)}, {"values", Join(each, ", ")}}) + " (" +
+                 S(MemoryKindWording(TableMsg(lang), r.memory_kind)) + ")";
+      }
+      cells.push_back(memory);
+      out += "| " + Join(cells, " | ") + " |\n";
+    }
+    out += "\n";
+  }
+}
+
+}  // namespace benchfleet::synthesis
