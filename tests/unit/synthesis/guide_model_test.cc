@@ -1033,5 +1033,180 @@ TEST(GuideModelTest, APromptCacheHitAsksToTurnThePromptCacheOff) {
                             "]. Turn its prompt cache off (cache_prompt: false); they are kept out of every figure.\n"));
 }
 
+
+// ------------------------------------------------------------------------------------------------
+// The answer's part (decision.cc, render_decision.cc): decision rows, what to watch, repetition
+// tables.
+
+const TaskDecision& DecisionOf(const GuideModel& model, const std::string& task) {
+  for (const TaskDecision& d : model.decisions) {
+    if (d.task == task) return d;
+  }
+  throw std::runtime_error("no decision for " + task);
+}
+
+const DecisionRow& RowOfClass(const TaskDecision& d, const std::string& machine_class) {
+  for (const DecisionRow& r : d.rows) {
+    if (r.verdict.machine_class == machine_class) return r;
+  }
+  throw std::runtime_error("no row for " + machine_class);
+}
+
+TEST(DeriveDecisionsTest, BurstAndSustainedApartWhereTheThroughputDrops) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  const TaskDecision& chat = DecisionOf(b->model, "chat");
+  ASSERT_EQ(chat.rows.size(), 2u);  // one row per class: its best setting
+  const DecisionRow& m1pro = RowOfClass(chat, "m1pro");
+  EXPECT_EQ(m1pro.verdict.key.mode, "gpu");
+  EXPECT_EQ(m1pro.verdict.key.matrix, "ctx=4096");
+  // c3 (call 2) is flagged: calls 0 and 1 are the burst, call 2 on the sustained level.
+  EXPECT_EQ(m1pro.drop_call, 2u);
+  ASSERT_TRUE(m1pro.burst && m1pro.sustained);
+  EXPECT_EQ(m1pro.burst->runs, 2u);
+  EXPECT_EQ(m1pro.burst->first_call, 0u);
+  EXPECT_EQ(m1pro.burst->last_call, 1u);
+  ASSERT_TRUE(m1pro.burst->min && m1pro.burst->max);
+  EXPECT_EQ(m1pro.burst->min->value, 30.0);
+  EXPECT_EQ(m1pro.burst->max->value, 52.9);
+  EXPECT_FALSE(m1pro.burst->median);
+  EXPECT_EQ(m1pro.sustained->runs, 1u);
+  ASSERT_TRUE(m1pro.sustained->min);
+  EXPECT_EQ(m1pro.sustained->min->value, 28.2);
+  EXPECT_FALSE(m1pro.sustained->max);
+  EXPECT_EQ(m1pro.runs.value, 3);
+  EXPECT_THAT(SourceOf(b->analysis, m1pro.runs).run_ids, ElementsAre("c1", "c2", "c3"));
+  for (const Figure* f : {&*m1pro.burst->min, &*m1pro.burst->max, &*m1pro.sustained->min, &m1pro.runs}) {
+    ExpectTraceable(b->analysis.sources, *f);
+  }
+  // No drop: no levels; the a100's five runs.
+  const DecisionRow& a100 = RowOfClass(chat, "a100");
+  EXPECT_FALSE(a100.burst);
+  EXPECT_FALSE(a100.sustained);
+  EXPECT_EQ(a100.runs.value, 5);
+  ExpectModelTraceable(b->analysis.sources, b->model);
+}
+
+TEST(DeriveDecisionsTest, WatchesCountTheFlaggedRunsOfEachCellAndCode) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  std::vector<std::string> seen;
+  for (const Watch& w : b->model.watches) {
+    seen.push_back(w.key.task + " " + w.key.machine + " " + w.code + " " + std::to_string(w.run_ids.size()));
+    EXPECT_EQ(w.count.value, static_cast<double>(w.run_ids.size()));
+    EXPECT_EQ(SourceOf(b->analysis, w.count).run_ids, w.run_ids);
+  }
+  EXPECT_THAT(seen, ElementsAre("chat mac-1 THROUGHPUT_DROP 1", "sd gpu-box CACHE_HIT 1", "solo gpu-box FAILED 2"));
+}
+
+TEST(RenderDecisionTest, TheAnswerAndTheTableSayWhichLevelIsJudged) {
+  auto b = Derive(Context(kTargetsYaml), Fleet());
+  const DecisionRow& m1pro = RowOfClass(DecisionOf(b->model, "chat"), "m1pro");
+  std::string answer;
+  RenderAnswer(b->analysis, b->model, Lang::kEn, answer);
+  EXPECT_THAT(answer, HasSubstr("- `chat`: `gpu-box` meets interactive and batch (`gpu, ctx=4096`, 120 ["));
+  EXPECT_THAT(answer, HasSubstr("`mac-1` falls from 30.0 [" + m1pro.burst->min->source_id + "] – 52.9 [" +
+                                m1pro.burst->max->source_id + "] to 28.2 [" + m1pro.sustained->min->source_id +
+                                "] tokens/s from call `2`: it is judged on the rate it sustains."));
+  std::string table;
+  RenderDecisionSection(b->analysis, b->model, Lang::kEn, table);
+  EXPECT_THAT(table, HasSubstr("| Machine | Verdict | Working setting | Burst (tokens_per_second (tokens/s)) | Sustained "
+                               "(tokens_per_second (tokens/s)) | Runs | Memory needed | Cost | Energy |\n"));
+  EXPECT_THAT(table, HasSubstr("| `mac-1` | meets interactive, misses batch — judged on the sustained rate, 28.2 [" +
+                               m1pro.verdict.figure.source_id + "] tokens/s (worst run): it drops from call `2` | "
+                               "`gpu, ctx=4096` | 30.0 [" + m1pro.burst->min->source_id + "] – 52.9 [" +
+                               m1pro.burst->max->source_id + "] (calls `0–1`) | 28.2 [" +
+                               m1pro.sustained->min->source_id + "] (calls `2`) | 3 [" + m1pro.runs.source_id +
+                               "] | not measured |"));
+  std::string fr;
+  RenderAnswer(b->analysis, b->model, Lang::kFr, fr);
+  EXPECT_THAT(fr, HasSubstr("`mac-1` tombe de 30,0 [" + m1pro.burst->min->source_id + "] – 52,9 [" +
+                            m1pro.burst->max->source_id + "] à 28,2 [" + m1pro.sustained->min->source_id +
+                            "] jetons/s à partir de l'appel `2` : elle est jugée sur le débit qu'elle tient."));
+  std::string watch;
+  RenderWatchSection(b->model, Lang::kEn, watch);
+  EXPECT_THAT(watch, HasSubstr("- `gpu-box` `gpu` (warm): the server served 1 ["));
+  EXPECT_THAT(watch, HasSubstr("runs from its execution cache (`s3` (call `18`)): nothing was measured"));
+  EXPECT_THAT(watch, HasSubstr("- `gpu-box` `cpu` (warm): 2 ["));
+  EXPECT_THAT(watch, HasSubstr("] runs failed (`f1` (call `25`), `f2` (call `26`)): `out of memory`\n"));
+}
+
+// Five Workflow v6 repetitions at one batch size: tokens/s (headline), mean latency in s (a
+// further headline figure) and the container's peak memory.
+std::vector<v1::RunRecord> WorkflowRecords() {
+  std::vector<v1::RunRecord> out;
+  const double rates[] = {3294, 3285, 3291, 3284, 3294};
+  const double latency[] = {0.0291, 0.0290, 0.0292, 0.0291, 0.0293};
+  for (int i = 0; i < 5; ++i) {
+    v1::RunRecord r;
+    r.set_run_id("w" + std::to_string(i));
+    r.set_task("wf");
+    r.set_agent_id("host");
+    r.set_backend("workflow");
+    r.set_mode("nvidia");
+    r.set_phase(v1::PHASE_COLD);
+    r.set_repetition(static_cast<uint32_t>(i));
+    r.set_call_index(1);
+    r.mutable_start_time()->set_seconds(1000 + i);
+    r.mutable_status()->set_code(v1::RunStatus::CODE_OK);
+    r.mutable_provenance()->set_kind(v1::Provenance::KIND_LIVE);
+    (*r.mutable_matrix())["batch_size"] = "4";
+    (*r.mutable_matrix())["mode"] = "nvidia";
+    auto* m = r.add_metrics();
+    m->set_name("tokens_per_second");
+    m->set_value(rates[i]);
+    m->set_unit("tokens/s");
+    m->set_headline(1);
+    m->set_label("tokens/s");
+    m->set_better(v1::BETTER_HIGHER);
+    auto* l = r.add_metrics();
+    l->set_name("mean_latency_seconds");
+    l->set_value(latency[i]);
+    l->set_unit("s");
+    l->set_headline(2);
+    l->set_label("mean latency");
+    l->set_better(v1::BETTER_LOWER);
+    auto* mem = r.add_memory();
+    mem->set_kind(v1::MEMORY_KIND_CONTAINER_PEAK);
+    mem->set_bytes(268435456u + static_cast<uint64_t>(i) * 1048576u);
+    mem->set_scope("cgroup");
+    out.push_back(r);
+  }
+  return out;
+}
+
+TEST(RepetitionTablesTest, EveryRepetitionInTheMethodsOwnUnits) {
+  auto b = Derive(Context(kTargetsYaml), WorkflowRecords());
+  ASSERT_EQ(b->model.repetition_tables.size(), 1u);
+  const RepetitionTable& t = b->model.repetition_tables[0];
+  EXPECT_EQ(t.axis, "batch_size");
+  EXPECT_EQ(t.latency_label, "mean latency");
+  ASSERT_EQ(t.rows.size(), 1u);
+  const RepetitionRow& row = t.rows[0];
+  EXPECT_EQ(row.axis_value, "4");
+  ASSERT_EQ(row.rate.size(), 5u);
+  ASSERT_EQ(row.latency_ms.size(), 5u);
+  ASSERT_TRUE(row.latency_ms[0] && row.memory_gib[4] && row.rate_median && row.latency_median_ms && row.memory_max_gib);
+  EXPECT_EQ(En(row.latency_ms[0]->value), "29.1");
+  EXPECT_EQ(SourceOf(b->analysis, *row.latency_ms[0]).formula, "x1 * 1000");
+  EXPECT_EQ(En(row.rate_median->value), "3291");
+  EXPECT_EQ(En(row.latency_median_ms->value), "29.1");
+  EXPECT_EQ(En(row.memory_max_gib->value), "0.254");
+  EXPECT_EQ(row.memory_kind, v1::MEMORY_KIND_CONTAINER_PEAK);
+  for (const auto& f : row.latency_ms) ExpectTraceable(b->analysis.sources, *f);
+  for (const auto& f : row.memory_gib) ExpectTraceable(b->analysis.sources, *f);
+  ExpectTraceable(b->analysis.sources, *row.memory_max_gib);
+  std::string md;
+  RenderRepetitionSection(b->model, Lang::kEn, md);
+  EXPECT_THAT(md, HasSubstr("## Workflow v6 results\n\n"));
+  EXPECT_THAT(md, HasSubstr("| Platform | Batch size | mean latency (ms) | tokens/s | Max memory (GiB) |\n"));
+  EXPECT_THAT(md, HasSubstr("| `host` `nvidia` | `4` | median 29.1 [" + row.latency_median_ms->source_id + "]: 29.1 [" +
+                            row.latency_ms[0]->source_id + "], 29.0 ["));
+  std::string fr;
+  RenderRepetitionSection(b->model, Lang::kFr, fr);
+  EXPECT_THAT(fr, HasSubstr("| Plateforme | Taille de lot | latence moyenne (ms) | jetons/s | Mémoire max. (Gio) |\n"));
+  // A task of another backend has no such table.
+  auto other = Derive(Context(kTargetsYaml), Fleet());
+  EXPECT_TRUE(other->model.repetition_tables.empty());
+}
+
 }  // namespace
 }  // namespace benchfleet::synthesis

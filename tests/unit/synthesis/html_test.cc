@@ -220,5 +220,18 @@ TEST(RenderHtmlTest, SameInputSameBytes) {
   }
 }
 
+
+TEST(RenderHtmlTest, CollapsedMarkerMakesTheNextSectionADetailsElement) {
+  EXPECT_EQ(BodyOf("## A\n\n<!-- collapsed -->\n## Appendix\n\nSome text.\n\n### Sub\n\n## B\n\nEnd.\n"),
+            "<h2 id=\"a\">A</h2>\n"
+            "<details>\n<summary><h2 id=\"appendix\">Appendix</h2></summary>\n"
+            "<p>Some text.</p>\n<h3 id=\"sub\">Sub</h3>\n</details>\n"
+            "<h2 id=\"b\">B</h2>\n<p>End.</p>\n");
+  // At the end of the page, the section is closed too; the marker itself never shows.
+  std::string body = BodyOf("<!-- collapsed -->\n## Last\n\nText.\n");
+  EXPECT_EQ(body, "<details>\n<summary><h2 id=\"last\">Last</h2></summary>\n<p>Text.</p>\n</details>\n");
+  EXPECT_EQ(HeadingId("Appendix: the machines' conditions"), "appendix-the-machines-conditions");
+}
+
 }  // namespace
 }  // namespace benchfleet::synthesis

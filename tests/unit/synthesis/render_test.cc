@@ -1,4 +1,5 @@
 #include "synthesis/render/render.h"
+#include "synthesis/render/inline_text.h"
 
 #include <algorithm>
 #include <random>
@@ -273,6 +274,17 @@ TEST(RenderMarkdownTest, EveryPrintedFigureMatchesItsSource) {
     // 5-number summary + min, max, median.
     EXPECT_EQ(refs, 9 + 7 + 8);
   }
+}
+
+
+TEST(LocalWordsTest, FrenchFigureWordsAndIdentifiersKept) {
+  EXPECT_EQ(LocalWords("generation tokens/s", Lang::kFr), "jetons générés/s");
+  EXPECT_EQ(LocalWords("tokens/s", Lang::kFr), "jetons/s");
+  EXPECT_EQ(LocalWords("J/token", Lang::kFr), "J/jeton");
+  EXPECT_EQ(LocalWords("GiB", Lang::kFr), "Gio");
+  EXPECT_EQ(LocalWords("tokens_per_second", Lang::kFr), "tokens_per_second");  // a metric's name stays
+  EXPECT_EQ(LocalWords("generation tokens/s", Lang::kEn), "generation tokens/s");
+  EXPECT_EQ(FigureName("mean latency", "s", Lang::kFr), "latence moyenne (s)");
 }
 
 }  // namespace
