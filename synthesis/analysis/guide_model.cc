@@ -269,6 +269,7 @@ class RuleBuilder {
     }
     for (const TaskVerdicts& tv : model_.verdicts) TrapCount(tv, "THROUGHPUT_DROP", {"THROUGHPUT_DROP"});
     for (const TaskVerdicts& tv : model_.verdicts) FastestClass(tv);
+    for (const TaskVerdicts& tv : model_.verdicts) Cheapest(tv);
     for (const TaskVerdicts& tv : model_.verdicts) BestSetting(tv);
     for (const TaskVerdicts& tv : model_.verdicts) FailedSetting(tv);
     for (const TaskVerdicts& tv : model_.verdicts) MemoryNeed(tv);
@@ -422,7 +423,62 @@ class RuleBuilder {
     r.figures["ratio"] = Ratio(best[0]->items_per_second, best[1]->items_per_second);
     r.figures["best"] = best[0]->items_per_second;
     r.figures["second"] = best[1]->items_per_second;
+    // A class judged on its sustained rate says so, with the burst it reached first.
+    for (const CellVerdict* v : {best[0], best[1]}) {
+      const DecisionRow* row = DecisionRowOf(tv.task, v->key);
+      if (row == nullptr || !row->burst || r.words.contains("drop_class")) continue;
+      const Level& burst = *row->burst;
+      r.words["drop_class"] = v->machine_class;
+      r.words["drop_call"] = std::to_string(row->drop_call);
+      r.figures["burst"] = burst.median ? *burst.median : burst.max ? *burst.max : *burst.min;
+    }
     model_.rules.push_back(std::move(r));
+  }
+
+  const DecisionRow* DecisionRowOf(const std::string& task, const CellKey& key) const {
+    for (const TaskDecision& d : model_.decisions) {
+      if (d.task != task) continue;
+      for (const DecisionRow& row : d.rows) {
+        if (row.verdict.key == key) return &row;
+      }
+    }
+    return nullptr;
+  }
+
+  // CHEAPEST: among the classes whose best setting meets every use, the lowest cost per item
+  // against the next one in the same currency.
+  void Cheapest(const TaskVerdicts& tv) {
+    std::vector<const TaskCost*> meeting;
+    for (const TaskCost& c : model_.costs) {
+      if (c.task != tv.task) continue;
+      auto v = std::find_if(tv.cells.begin(), tv.cells.end(), [&](const CellVerdict& x) { return x.key == c.key; });
+      if (v == tv.cells.end() || v->uses.empty() ||
+          !std::all_of(v->uses.begin(), v->uses.end(), [](const UseVerdict& u) { return u.ok; })) {
+        continue;
+      }
+      meeting.push_back(&c);
+    }
+    std::stable_sort(meeting.begin(), meeting.end(), [](const TaskCost* a, const TaskCost* b) {
+      return a->cost_per_item.value < b->cost_per_item.value;
+    });
+    for (size_t i = 1; i < meeting.size(); ++i) {
+      if (meeting[i]->currency != meeting[0]->currency) continue;
+      if (!(meeting[i]->cost_per_item.value > meeting[0]->cost_per_item.value)) return;
+      const TaskCost& cheap = *meeting[0];
+      const TaskCost& next = *meeting[i];
+      Rule r = NewRule("CHEAPEST", tv);
+      SettingWords(cheap.key, r);
+      r.words["class"] = cheap.machine_class;
+      r.words["second_class"] = next.machine_class;
+      r.words["currency"] = cheap.currency;
+      const bool million = cheap.cost_per_million && next.cost_per_million;
+      r.figures["cost"] = million ? *cheap.cost_per_million : cheap.cost_per_item;
+      r.figures["second_cost"] = million ? *next.cost_per_million : next.cost_per_item;
+      r.words["per_million"] = million ? "yes" : "";
+      r.figures["ratio"] = Ratio(r.figures["second_cost"], r.figures["cost"]);
+      model_.rules.push_back(std::move(r));
+      return;
+    }
   }
 
   // BEST_SETTING: within a class, backend and mode, the best matrix combination against the worst.
@@ -504,6 +560,19 @@ class RuleBuilder {
       SettingWords(cell->key, r);
       r.words["kind"] = entry->label;
       r.words["scope"] = entry->scope;
+      // The headroom: the capacity of the memory the kind lives in, as the machine's conditions say.
+      const bool device = entry->kind == v1::MEMORY_KIND_DEVICE_USED || entry->kind == v1::MEMORY_KIND_DEVICE_BUFFER;
+      for (const SeriesConditions& s : model_.series) {
+        if (s.machine != cell->key.machine || !s.conditions) continue;
+        uint64_t bytes = 0;
+        if (device) {
+          for (const auto& a : s.conditions->accelerators()) bytes = std::max<uint64_t>(bytes, a.memory_bytes());
+        } else {
+          bytes = s.conditions->memory_bytes();
+        }
+        if (bytes > 0) r.words["capacity_bytes"] = std::to_string(bytes);
+        break;
+      }
       r.figures["memory"] = entry->human;  // MiB or GiB, a formula over the peak's bytes
       model_.rules.push_back(std::move(r));
     }

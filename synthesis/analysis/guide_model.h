@@ -215,8 +215,13 @@ struct TaskCost {
 //   BEST_SETTING      a class with >= 2 matrix combinations of one task: the best combination and
 //                     its ratio to the worst.
 //   FAILED_SETTING    a setting whose runs all failed: count and the first error message.
+//   CHEAPEST          >= 2 priced classes whose best setting meets every use, same currency:
+//                     the cheapest per item (per million tokens) and its ratio to the next.
 //   MEMORY_NEED       a task with a DEVICE_USED or DEVICE_BUFFER (or PROCESS_PEAK_RSS on CPU
-//                     mode) peak: the largest, labelled by its kind.
+//                     mode) peak: the largest, labelled by its kind, against the machine's
+//                     capacity of that memory when its conditions give it (words "capacity_bytes").
+//   FASTEST_CLASS also names a class whose best setting has a burst level (a THROUGHPUT_DROP):
+//                     words "drop_class", "drop_call", figure "burst".
 struct Rule {
   std::string code;
   std::string task;

@@ -80,6 +80,14 @@ const ModelMessages& ModelMessagesEn() {
       .rule_failed_setting = "{task} fails on {machine} {setting}: every run failed ({count}; first error: "
                              "{message}).",
       .rule_memory_need = "{task} needs up to {memory} of {kind} on {machine} {setting}.",
+      .rule_memory_need_of = "{task} needs up to {memory} of {kind} on {machine} {setting}, of the {capacity} "
+                             "its conditions give.",
+      .rule_fastest_drop = "{drop_class} reaches {burst} {items}/s in its first warm calls, then drops from call "
+                           "{drop_call}: the comparison is on the rate it sustains.",
+      .rule_cheapest = "For {task}, {class} is the cheapest machine that meets every target: {cost} {per} "
+                       "({setting}), {ratio} times less than {second_class} ({second_cost} {per}).",
+      .rule_per_million = "{currency} per million {items}",
+      .rule_per_item = "{currency} per {item}",
 
       .image = "image",
       .images = "images",
@@ -250,6 +258,14 @@ const ModelMessages& ModelMessagesFr() {
       .rule_failed_setting = "{task} échoue sur {machine} {setting} : toutes les exécutions ont échoué ({count} ; "
                              "première erreur : {message}).",
       .rule_memory_need = "{task} demande jusqu'à {memory} de {kind} sur {machine} {setting}.",
+      .rule_memory_need_of = "{task} demande jusqu'à {memory} de {kind} sur {machine} {setting}, sur les "
+                             "{capacity} que donnent ses conditions.",
+      .rule_fastest_drop = "{drop_class} atteint {burst} {items}/s lors de ses premiers appels à chaud, puis chute à "
+                           "partir de l'appel {drop_call} : la comparaison porte sur le débit qu'elle tient.",
+      .rule_cheapest = "Pour {task}, {class} est la machine la moins chère qui atteint tous les objectifs : {cost} "
+                       "{per} ({setting}), {ratio} fois moins que {second_class} ({second_cost} {per}).",
+      .rule_per_million = "{currency} par million de {items}",
+      .rule_per_item = "{currency} par {item}",
 
       .image = "image",
       .images = "images",

@@ -62,6 +62,10 @@ struct ModelMessages {
   std::string_view rule_best_setting;
   std::string_view rule_failed_setting;  // {task} {machine} {setting} {count} {message}
   std::string_view rule_memory_need;     // {task} {machine} {setting} {memory} {kind}
+  std::string_view rule_memory_need_of;  // the same and {capacity}: the memory the kind lives in
+  std::string_view rule_fastest_drop;    // {drop_class} {burst} {items} {drop_call}: after rule_fastest_class
+  std::string_view rule_cheapest;        // {task} {class} {setting} {cost} {per} {second_class} {second_cost} {ratio}
+  std::string_view rule_per_million, rule_per_item;  // {currency} {item} {items}
 
   // What one item is, singular and plural ("image", "images"; "jeton", "jetons").
   std::string_view image, images, token, tokens, request, requests, run, runs;

@@ -283,6 +283,7 @@ std::string_view RuleTemplate(const std::string& code, const ModelMessages& m) {
   if (code == "BEST_SETTING") return m.rule_best_setting;
   if (code == "FAILED_SETTING") return m.rule_failed_setting;
   if (code == "MEMORY_NEED") return m.rule_memory_need;
+  if (code == "CHEAPEST") return m.rule_cheapest;
   return {};
 }
 
@@ -311,8 +312,16 @@ std::string RuleText(const Rule& r, Lang lang, const ModelMessages& m) {
   key.mode = word("mode");
   key.matrix = word("matrix");
   values.emplace_back("setting", Setting(key, m));
-  for (const char* name : {"machine", "class", "second_class", "gpu_setting", "cpu_setting", "best_matrix",
-                           "worst_matrix", "codes", "reason", "message"}) {
+  values.emplace_back("currency", Word(word("currency")));
+  std::string per = Fill(word("per_million").empty() ? m.rule_per_item : m.rule_per_million,
+                         {{"currency", Word(word("currency"))}, {"item", ItemWord(item, false, m)},
+                          {"items", ItemWord(item, true, m)}});
+  values.emplace_back("per", per);
+  if (const std::string bytes = word("capacity_bytes"); !bytes.empty()) {
+    values.emplace_back("capacity", Code(ConditionsSizeText(std::stoull(bytes), lang)));
+  }
+  for (const char* name : {"machine", "class", "second_class", "drop_class", "gpu_setting", "cpu_setting",
+                           "best_matrix", "worst_matrix", "codes", "reason", "message", "drop_call"}) {
     values.emplace_back(name, CodeOrNone(word(name), m));
   }
   // A memory kind in the catalogue's words ("process peak RSS (host memory)"), never its enum name.
@@ -322,7 +331,12 @@ std::string RuleText(const Rule& r, Lang lang, const ModelMessages& m) {
   } else {
     values.emplace_back("kind", CodeOrNone(word("kind"), m));
   }
-  return Fill(RuleTemplate(r.code, m), values);
+  std::string_view tmpl = RuleTemplate(r.code, m);
+  if (r.code == "MEMORY_NEED" && r.words.contains("capacity_bytes")) tmpl = m.rule_memory_need_of;
+  std::string text = Fill(tmpl, values);
+  // The fastest class' comparison rests on sustained rates when a class drops: said so.
+  if (r.code == "FASTEST_CLASS" && r.words.contains("drop_class")) text += " " + Fill(m.rule_fastest_drop, values);
+  return text;
 }
 
 }  // namespace
