@@ -1034,6 +1034,35 @@ TEST(GuideModelTest, APromptCacheHitAsksToTurnThePromptCacheOff) {
 }
 
 
+
+TEST(DeriveRulesTest, CheapestMachineThatMeetsEveryTargetAndTheFastestClassNamesItsDrop) {
+  // Both classes priced in USD; every sd setting meets "iteration" (at most 10 s per image).
+  std::string yaml = kTargetsYaml;
+  yaml.replace(yaml.find("EUR"), 3, "USD");
+  yaml.replace(yaml.find("      - name: batch\n        max_seconds_per_item: 2\n"),
+               std::string("      - name: batch\n        max_seconds_per_item: 2\n").size(), "");
+  auto b = Derive(Context(yaml), Fleet());
+  const Rule& cheap = RuleOf(b->model, "CHEAPEST", "sd");
+  // a100: 3.6 USD/h x 1.9 s; m1pro: 0.5 USD/h x 8.41 s: the laptop is cheaper per image.
+  EXPECT_EQ(cheap.words.at("class"), "m1pro");
+  EXPECT_EQ(cheap.words.at("second_class"), "a100");
+  EXPECT_EQ(En(cheap.figures.at("ratio").value), "1.63");
+  ExpectTraceable(b->analysis.sources, cheap.figures.at("ratio"));
+  std::string md;
+  RenderRulesSection(b->model, Lang::kEn, md);
+  EXPECT_THAT(md, HasSubstr("- For `sd`, `m1pro` is the cheapest machine that meets every target: 0.00117 [" +
+                            cheap.figures.at("cost").source_id + "] USD per image (`comfyui / gpu`), 1.63 [" +
+                            cheap.figures.at("ratio").source_id + "] times less than `a100` (0.00190 [" +
+                            cheap.figures.at("second_cost").source_id + "] USD per image).\n"));
+  // chat: a100 is the fastest; m1pro's best setting drops from call 2 after a burst up to 52.9.
+  const Rule& fastest = RuleOf(b->model, "FASTEST_CLASS", "chat");
+  EXPECT_EQ(fastest.words.at("drop_class"), "m1pro");
+  EXPECT_EQ(fastest.figures.at("burst").value, 52.9);
+  EXPECT_THAT(md, HasSubstr("`m1pro` reaches 52.9 [" + fastest.figures.at("burst").source_id +
+                            "] tokens/s in its first warm calls, then drops from call `2`: the comparison is on the "
+                            "rate it sustains.\n"));
+}
+
 // ------------------------------------------------------------------------------------------------
 // The answer's part (decision.cc, render_decision.cc): decision rows, what to watch, repetition
 // tables.
