@@ -173,6 +173,11 @@ int RunServeCommand(const ServeFlags& flags) {
     uplink_for_tasks->SendTaskUpdate(update);
   };
   task_options.on_timed_window = [&uplink_for_tasks](bool timed) { uplink_for_tasks->SetPaused(timed); };
+  // Each series' own conditions go to the coordinator as a later Hello, so the fingerprint its
+  // records carry resolves there (the stream's first Hello has only the agent's base conditions).
+  task_options.announce_conditions = [&uplink_for_tasks](const v1::MachineConditions& conditions) {
+    uplink_for_tasks->AnnounceConditions(conditions);
+  };
   task_options.run_watcher = sampling.watcher();
   task_options.log = [](std::string_view line) { PrintProgress(line); };
   task_options.metrics = metrics.get();

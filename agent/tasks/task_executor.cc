@@ -393,6 +393,12 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   runner_options.out_dir = out_dir;
   runner_options.outbox = options_.outbox;
   runner_options.on_timed_window = options_.on_timed_window;
+  if (options_.announce_conditions) {
+    runner_options.on_conditions = [announce = options_.announce_conditions](const v1::MachineConditions& c) {
+      announce(c);
+      return absl::OkStatus();
+    };
+  }
   runner_options.run_watcher = options_.run_watcher;
   runner_options.progress = context.log;
   runner_options.stop = &task->stop;

@@ -66,6 +66,11 @@ struct TaskExecutorOptions {
   std::function<void(const v1::TaskUpdate&)> send_update;
   // Called with true right before each timed run and false right after (the uplink is paused).
   std::function<void(bool timed)> on_timed_window;
+  // Called with each series' finished conditions (the backend's version and attributes added:
+  // the fingerprint its records carry) before its first record is queued, so the coordinator can
+  // store them (serve: Uplink::AnnounceConditions). Must return at once; the series does not
+  // wait for delivery. Unset: the coordinator knows only the conditions of the uplink's Hello.
+  std::function<void(const v1::MachineConditions&)> announce_conditions;
   // Watches every timed run of every task (serve's DeviceSampler, see StartDeviceSampling);
   // nullptr watches nothing. Tasks run one at a time, so one watcher serves them all. Outlives
   // the executor.

@@ -14,6 +14,7 @@
 #include "common/string_views.h"
 #include "agent/uplink/pacer.h"
 #include "benchfleet/v1/gateway.grpc.pb.h"
+#include "common/conditions_fingerprint.h"
 #include "common/version.h"
 
 namespace benchfleet::agent {
@@ -156,6 +157,20 @@ class Uplink::Impl {
     return task_updates_.size();
   }
 
+  void AnnounceConditions(v1::MachineConditions conditions) {
+    // The coordinator keys its conditions rows by fingerprint and fills in a missing one the
+    // same way; computed here so that the set below is keyed by it too.
+    if (conditions.fingerprint().empty()) conditions.set_fingerprint(ConditionsFingerprint(conditions));
+    std::lock_guard<std::mutex> l(mu_);
+    if (!announced_.empty() && announced_.back().conditions.fingerprint() == conditions.fingerprint()) return;
+    std::erase_if(announced_, [&](const Announced& a) {
+      return a.conditions.fingerprint() == conditions.fingerprint();
+    });
+    announced_.push_back(Announced{std::move(conditions), ++next_announcement_id_, 0});
+    while (announced_.size() > Uplink::kMaxAnnouncedConditions) announced_.pop_front();
+    cv_.notify_all();
+  }
+
   UplinkStats stats() {
     std::lock_guard<std::mutex> l(mu_);
     return stats_;
@@ -164,6 +179,7 @@ class Uplink::Impl {
  private:
   // One stream's state, shared by the sending thread and the reading thread.
   struct Session {
+    uint64_t serial = 0;  // this stream's number (Announced::written_on)
     grpc::ClientContext context;  // declared before stream: destroyed after it
     std::unique_ptr<Stream> stream;
     bool welcomed = false;
@@ -249,16 +265,14 @@ class Uplink::Impl {
       if (stopping_) return absl::CancelledError("stopping");
       context_ = &session.context;
       session.last_received = clock_->Monotonic();
+      session.serial = ++streams_opened_;
     }
     session.stream = stub->Connect(&session.context);
 
-    v1::AgentMessage hello_message;
-    v1::Hello* hello = hello_message.mutable_hello();
-    hello->set_agent_id(options_.agent_id);
-    hello->set_agent_version(kVersion);
-    hello->set_api_revision(kApiRevision);
-    *hello->mutable_conditions() = options_.conditions;
-    const bool hello_sent = session.stream->Write(hello_message);
+    // The base conditions, not the latest announced ones: the coordinator judges the agent by
+    // this Hello, and its machine row ends with the latest announced ones anyway (re-announced
+    // right after the Welcome).
+    const bool hello_sent = session.stream->Write(HelloMessage(options_.conditions));
 
     std::thread reader([this, &session] { ReadLoop(&session); });
     absl::Status result;
@@ -287,6 +301,16 @@ class Uplink::Impl {
     if (!finish.ok() && finish.error_code() != grpc::StatusCode::CANCELLED) return FromGrpc(finish);
     if (result.ok()) result = absl::UnavailableError("the coordinator closed the stream");
     return result;
+  }
+
+  v1::AgentMessage HelloMessage(const v1::MachineConditions& conditions) const {
+    v1::AgentMessage message;
+    v1::Hello* hello = message.mutable_hello();
+    hello->set_agent_id(options_.agent_id);
+    hello->set_agent_version(kVersion);
+    hello->set_api_revision(kApiRevision);
+    *hello->mutable_conditions() = conditions;
+    return message;
   }
 
   // Returns OK once an accepting Welcome arrived. A refusal sets fatal_ (no reconnection).
@@ -330,6 +354,14 @@ class Uplink::Impl {
       switch (message.body_case()) {
         case v1::CoordinatorMessage::kWelcome: {
           std::lock_guard<std::mutex> l(mu_);
+          if (session->welcomed) {
+            // The answer to an announcement (a later Hello): the stream was accepted already.
+            if (!message.welcome().accepted()) {
+              Log(absl::StrCat("coordinator ", options_.target, " did not take announced conditions: ",
+                               message.welcome().reason()));
+            }
+            break;
+          }
           session->welcome = message.welcome();
           session->welcomed = true;
           cv_.notify_all();
@@ -413,11 +445,13 @@ class Uplink::Impl {
       bool heartbeat_due = false;
       bool may_send = false;
       bool updates_due = false;
+      bool announcements_due = false;
       {
         std::unique_lock<std::mutex> l(mu_);
         auto ready = [&] {
           const absl::Duration now = clock_->Monotonic();
           return stopping_ || session->reader_done || now >= next_heartbeat || !task_updates_.empty() ||
+                 AnnouncementDue(*session) ||
                  now - session->last_received >= options_.silence_timeout ||
                  (maybe_pending_ && !paused_ && session->in_flight.size() < options_.max_in_flight);
         };
@@ -431,6 +465,7 @@ class Uplink::Impl {
         }
         heartbeat_due = now >= next_heartbeat;
         updates_due = !task_updates_.empty();
+        announcements_due = AnnouncementDue(*session);
         may_send = maybe_pending_ && !paused_ && session->in_flight.size() < options_.max_in_flight;
         if (may_send) maybe_pending_ = false;
       }
@@ -449,6 +484,9 @@ class Uplink::Impl {
       }
       if (updates_due) {
         if (auto s = SendTaskUpdates(session); !s.ok()) return s;
+      }
+      if (announcements_due) {
+        if (auto s = SendAnnouncements(session); !s.ok()) return s;
       }
       if (may_send) {
         if (auto s = SendBatches(session, &cursor); !s.ok()) return s;
@@ -480,6 +518,37 @@ class Uplink::Impl {
     }
   }
 
+  // True when an announced conditions entry has not been written on this stream. Needs mu_.
+  bool AnnouncementDue(const Session& session) const {
+    return std::any_of(announced_.begin(), announced_.end(),
+                       [&](const Announced& a) { return a.written_on != session.serial; });
+  }
+
+  // Writes a Hello for each announced conditions entry not yet written on this stream, oldest
+  // first (so the latest announced ends as the machine's conditions). An entry re-announced
+  // while its write was on the way is written again (it has a new id).
+  absl::Status SendAnnouncements(Session* session) {
+    while (true) {
+      v1::AgentMessage message;
+      uint64_t id = 0;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        if (stopping_) return absl::CancelledError("stopping");
+        auto it = std::find_if(announced_.begin(), announced_.end(),
+                               [&](const Announced& a) { return a.written_on != session->serial; });
+        if (it == announced_.end()) return absl::OkStatus();
+        message = HelloMessage(it->conditions);
+        id = it->id;
+      }
+      if (!session->stream->Write(message)) return absl::UnavailableError("write failed");
+      std::lock_guard<std::mutex> l(mu_);
+      for (Announced& a : announced_) {
+        if (a.id == id) a.written_on = session->serial;
+      }
+      ++stats_.conditions_announced;
+    }
+  }
+
   // Sends pending records after *cursor until the queue has no more or the window is full.
   absl::Status SendBatches(Session* session, uint64_t* cursor) {
     while (true) {
@@ -494,6 +563,15 @@ class Uplink::Impl {
       std::vector<PendingRecord> records =
           queue_->Pending(pacer_.BatchLimit(options_.max_batch), options_.max_batch_bytes, *cursor);
       if (records.empty()) return absl::OkStatus();
+      {
+        // Checked after Pending: conditions announced before these records were queued are
+        // visible now, and go first (the cursor stays, so these records are read again).
+        std::lock_guard<std::mutex> l(mu_);
+        if (AnnouncementDue(*session)) {
+          maybe_pending_ = true;
+          return absl::OkStatus();
+        }
+      }
       if (!SleepUnlessStopped(pacer_.Reserve(records.size()))) return absl::CancelledError("stopping");
 
       v1::AgentMessage message;
@@ -551,6 +629,16 @@ class Uplink::Impl {
   std::string last_error_;  // guarded by mu_
   // Task updates not yet written on a stream, in order.
   std::deque<v1::TaskUpdate> task_updates_;  // guarded by mu_
+  // Conditions given to AnnounceConditions, oldest first, distinct fingerprints, at most
+  // kMaxAnnouncedConditions; written_on is the serial of the last stream that took the entry.
+  struct Announced {
+    v1::MachineConditions conditions;
+    uint64_t id = 0;
+    uint64_t written_on = 0;
+  };
+  std::deque<Announced> announced_;  // guarded by mu_
+  uint64_t next_announcement_id_ = 0;  // guarded by mu_
+  uint64_t streams_opened_ = 0;  // guarded by mu_
   UplinkStats stats_;  // guarded by mu_
 };
 
@@ -568,6 +656,7 @@ absl::Status Uplink::WaitUntilDrained(absl::Duration timeout) { return impl_->Wa
 absl::Status Uplink::status() { return impl_->status(); }
 void Uplink::SendTaskUpdate(v1::TaskUpdate update) { impl_->SendTaskUpdate(std::move(update)); }
 size_t Uplink::pending_task_updates() { return impl_->pending_task_updates(); }
+void Uplink::AnnounceConditions(const v1::MachineConditions& conditions) { impl_->AnnounceConditions(conditions); }
 UplinkStats Uplink::stats() { return impl_->stats(); }
 
 }  // namespace benchfleet::agent

@@ -5,6 +5,8 @@
 // with accepted=false stops it for good, with the coordinator's reason. Tasks travel on the same
 // stream: assign_task / cancel_task from the coordinator go to the options' callbacks, and
 // SendTaskUpdate queues TaskUpdates for it (kept until a stream takes them, across reconnects).
+// AnnounceConditions tells the coordinator of conditions other than the Hello's (a series'
+// finished conditions, whose fingerprint its records carry) with a later Hello on the stream.
 // Owned by the agent's serve/simulate/import command (or a test/benchmark); thread-safe. gRPC
 // stays in uplink.cc so that including this header is cheap.
 #ifndef BENCHFLEET_AGENT_UPLINK_UPLINK_H_
@@ -35,7 +37,8 @@ struct UplinkOptions {
   // The coordinator's AgentGateway, "host:port" (any gRPC target).
   std::string target;
   std::string agent_id;
-  // Sent in Hello.
+  // Sent in the Hello that opens every stream: the agent's base conditions (a series' own go
+  // with AnnounceConditions).
   v1::MachineConditions conditions;
   // Drives backoff, pacing and heartbeats; nullptr means SystemClock().
   Clock* clock = nullptr;
@@ -96,6 +99,7 @@ struct UplinkStats {
   uint64_t sessions = 0;          // streams that got a Welcome
   uint64_t connect_failures = 0;  // attempts that ended without one
   uint64_t task_updates_sent = 0;  // written on a stream (re-sends after a reconnect included)
+  uint64_t conditions_announced = 0;  // Hellos of AnnounceConditions written (re-announcements included)
   bool connected = false;
   std::string coordinator_version;
   std::vector<UplinkRejection> rejections;
@@ -141,6 +145,21 @@ class Uplink {
 
   // Returns how many task updates wait for a stream.
   size_t pending_task_updates();
+
+  // Tells the coordinator of conditions its Hello did not carry (a series' finished conditions,
+  // with the backend's version and attributes: the fingerprint its records carry), so that its
+  // `conditions` table holds every fingerprint the agent's records refer to. Written as a later
+  // Hello on the stream (same agent id, version and API revision; the coordinator answers with a
+  // Welcome) as soon as the stream allows, before any record batch queued after this call; and
+  // written again on every later stream, after its opening Hello and Welcome, so a partition
+  // loses none. The opening Hello stays the base conditions (UplinkOptions::conditions): they say
+  // what the agent is whatever series it ran. The coordinator takes the latest Hello as the
+  // machine's current conditions, so each stream re-announces in the order announced, latest
+  // last. At most kMaxAnnouncedConditions distinct fingerprints are kept (the oldest go first;
+  // announcing a kept one again makes it the latest); announcing the latest one again does
+  // nothing. Not paused by SetPaused. May be called before Start() and from any thread.
+  static constexpr size_t kMaxAnnouncedConditions = 16;
+  void AnnounceConditions(const v1::MachineConditions& conditions);
 
   // OK while running or stopped normally; the error it gave up with otherwise.
   absl::Status status();

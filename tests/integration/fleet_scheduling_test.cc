@@ -1,7 +1,10 @@
 // Fleet scheduling end to end: in-process coordinators (CoordinatorServer on port 0, real
 // PostgreSQL) and fake agents that are plain gRPC clients of AgentGateway; the `benchfleet`
 // command for what operators see (series show, watch, submit errors, agents, runs invalidate).
+// One test runs a real `benchfleet-agent serve` on the llama-server simulator instead.
 #include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <memory>
@@ -427,6 +430,88 @@ TEST_F(FleetSchedulingTest, SeriesSubmittedToOneCoordinatorReachesAgentsOfTheOth
   here.clear();
   there.clear();
   other->Shutdown();
+}
+
+// The case: a served series' records carry the fingerprint of its finished conditions
+// (the simulator's devices and version added), which the agent's Hello did not have. The agent
+// announces them on its stream, so every run resolves to a stored conditions row, the guide
+// names the machine, and the agent keeps its labels (for `agents` and for targeting).
+TEST_F(FleetSchedulingTest, AServedSeriesRunsAllResolveToStoredConditions) {
+  const std::string models = work_ + "/models";
+  ::mkdir(models.c_str(), 0755);
+  const std::string model = models + "/qwen2.5-3b-instruct-q4_k_m.gguf";
+  std::ofstream(model) << "GGUF simulated model file";
+  const std::string sim = BinaryPath("llama-server-sim");
+  const std::string config = WriteFile(
+      "agent.yaml", absl::StrCat("state_dir: ", work_, "/state\nlabels:\n  class: sim-fleet\n",
+                                 "allow:\n  backends: [llama-server]\n  executables: [", sim, "]\n",
+                                 "  model_dirs: [", models, "]\n"));
+  auto agent = StartAgent(work_, "serve", {"serve", "--config", config, "--coordinator", coordinator_->address()});
+  const std::string log = work_ + "/serve.log";
+  ASSERT_TRUE(PollUntil([&] { return db_.QueryValue("SELECT count(*) FROM machines") == "1"; }, absl::Seconds(30)))
+      << ReadAll(log);
+  const std::string agent_id = db_.QueryValue("SELECT agent_id FROM machines");
+  ASSERT_TRUE(PollUntil([&] { return Connected(agent_id); }, absl::Seconds(10))) << ReadAll(log);
+  const std::string hello_fingerprint = db_.QueryValue("SELECT conditions_fingerprint FROM machines");
+
+  const std::string spec = absl::StrCat("series: served-llama\n"
+                                        "task: llama-qwen2.5-3b-q4km\n"
+                                        "backend: llama-server\n"
+                                        "llama-server:\n"
+                                        "  binary: ", sim, "\n"
+                                        "  model: ", model, "\n"
+                                        "  args: [-c, '256', --sim-load-ms, '100']\n"
+                                        "  modes: {gpu: [-ngl, '99']}\n"
+                                        "  prompt: Explain in one sentence what a GPU is.\n"
+                                        "  n_predict: 8\n"
+                                        "  seed: 42\n"
+                                        "  health_timeout: 10s\n"
+                                        "  request_timeout: 5s\n"
+                                        "  stop_grace: 2s\n"
+                                        "targets: {labels: [class=sim-fleet]}\n"
+                                        "runs:\n  cold: 1\n  warm: 2\n");
+  const v1::SubmitSeriesResponse submitted = Submit(spec);
+  ASSERT_EQ(submitted.agent_ids_size(), 1);
+  EXPECT_EQ(submitted.agent_ids(0), agent_id);
+  ASSERT_TRUE(WaitForTask(submitted.series_id(), agent_id, v1::TaskStatus::STATE_SUCCEEDED, absl::Seconds(120)))
+      << Get(submitted.series_id()).DebugString() << ReadAll(log);
+  ASSERT_TRUE(PollUntil([&] { return db_.QueryValue("SELECT count(*) FROM runs") == "3"; }, absl::Seconds(30)))
+      << ReadAll(log);
+
+  // Every run's fingerprint is in conditions, and it is not the Hello's: two rows.
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs r WHERE NOT EXISTS "
+                           "(SELECT 1 FROM conditions c WHERE c.fingerprint = r.conditions_fingerprint)"),
+            "0");
+  EXPECT_EQ(db_.QueryValue("SELECT count(DISTINCT conditions_fingerprint) FROM runs"), "1");
+  const std::string run_fingerprint = db_.QueryValue("SELECT DISTINCT conditions_fingerprint FROM runs");
+  EXPECT_NE(run_fingerprint, hello_fingerprint);
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM conditions"), "2");
+  EXPECT_EQ(db_.QueryValue(absl::StrCat("SELECT conditions->'backend_attributes'->>'llama-server.devices' "
+                                        "FROM conditions WHERE fingerprint = '", run_fingerprint, "'")),
+            "CUDA0 (NVIDIA GeForce RTX 4090)");
+  EXPECT_EQ(db_.QueryValue(absl::StrCat("SELECT agent_ids::text FROM conditions WHERE fingerprint = '",
+                                        run_fingerprint, "'")),
+            absl::StrCat("{", agent_id, "}"));
+  // The machine's latest conditions are the announced ones, its labels unchanged.
+  EXPECT_EQ(db_.QueryValue("SELECT conditions_fingerprint FROM machines"), run_fingerprint);
+  EXPECT_EQ(db_.QueryValue("SELECT labels::text FROM machines"), "{\"class\": \"sim-fleet\"}");
+  std::string out;
+  ASSERT_EQ(Cli({"agents", "--format", "csv"}, &out), 0) << out;
+  EXPECT_NE(out.find(",class=sim-fleet,3,yes,"), std::string::npos) << out;
+
+  // The guide from the coordinator knows the machine.
+  ASSERT_EQ(Cli({"guide", "--out", work_ + "/guide", "--lang", "en"}, &out), 0) << out;
+  const std::string md = ReadAll(work_ + "/guide/guide.en.md");
+  EXPECT_EQ(md.find("Machine conditions unknown"), std::string::npos) << md;
+
+  // Targeting by labels still finds the agent.
+  const v1::SubmitSeriesResponse again = Submit(spec);
+  ASSERT_EQ(again.agent_ids_size(), 1);
+  EXPECT_EQ(again.agent_ids(0), agent_id);
+  ASSERT_EQ(Cli({"series", "cancel", again.series_id()}, &out), 0) << out;
+
+  agent->Signal(SIGTERM);
+  EXPECT_EQ(agent->Wait(), 0) << ReadAll(log);
 }
 
 }  // namespace

@@ -23,18 +23,16 @@ class FakeGateway::Service final : public v1::AgentGateway::Service {
     if (!stream->Read(&message) || !message.has_hello()) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "Hello first");
     }
+    int stream_number = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      ++hellos_;
+      stream_number = ++hellos_;
       last_hello_ = message.hello();
+      Note(stream_number, message);
       cv_.notify_all();
     }
-    v1::CoordinatorMessage welcome_message;
+    v1::CoordinatorMessage welcome_message = WelcomeFor(message.hello());
     v1::Welcome* welcome = welcome_message.mutable_welcome();
-    welcome->set_coordinator_version("fake");
-    welcome->set_api_revision(kApiRevision);
-    welcome->set_min_agent_api_revision(kMinAgentApiRevision);
-    welcome->set_agent_id(message.hello().agent_id());
     std::string refusal;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -50,7 +48,7 @@ class FakeGateway::Service final : public v1::AgentGateway::Service {
       current_ = stream;
       current_context_ = context;
     }
-    grpc::Status result = Serve(stream);
+    grpc::Status result = Serve(stream, stream_number);
     std::lock_guard<std::mutex> lock(mu_);
     current_ = nullptr;
     current_context_ = nullptr;
@@ -58,9 +56,53 @@ class FakeGateway::Service final : public v1::AgentGateway::Service {
     return result;
   }
 
-  grpc::Status Serve(ServerStream* stream) {
+  static v1::CoordinatorMessage WelcomeFor(const v1::Hello& hello) {
+    v1::CoordinatorMessage message;
+    v1::Welcome* welcome = message.mutable_welcome();
+    welcome->set_coordinator_version("fake");
+    welcome->set_api_revision(kApiRevision);
+    welcome->set_min_agent_api_revision(kMinAgentApiRevision);
+    welcome->set_agent_id(hello.agent_id());
+    welcome->set_accepted(true);
+    return message;
+  }
+
+  // Keeps one line of events_ (and the Hello). Needs mu_.
+  void Note(int stream_number, const v1::AgentMessage& message) {
+    std::string line = "stream " + std::to_string(stream_number) + " ";
+    switch (message.body_case()) {
+      case v1::AgentMessage::kHello:
+        line += "hello " + message.hello().conditions().fingerprint();
+        all_hellos_.push_back(message.hello());
+        break;
+      case v1::AgentMessage::kRecords:
+        line += "records " + std::to_string(message.records().records_size());
+        break;
+      case v1::AgentMessage::kHeartbeat:
+        line += "heartbeat";
+        break;
+      case v1::AgentMessage::kTaskUpdate:
+        line += "task_update " + message.task_update().task_id();
+        break;
+      default:
+        line += "other";
+        break;
+    }
+    events_.push_back(std::move(line));
+  }
+
+  grpc::Status Serve(ServerStream* stream, int stream_number) {
     v1::AgentMessage message;
     while (stream->Read(&message)) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        Note(stream_number, message);
+        cv_.notify_all();
+      }
+      if (message.has_hello()) {
+        Write(stream, WelcomeFor(message.hello()));
+        continue;
+      }
       if (message.has_heartbeat()) {
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -151,6 +193,8 @@ class FakeGateway::Service final : public v1::AgentGateway::Service {
   grpc::ServerContext* current_context_ = nullptr;
   int hellos_ = 0;
   v1::Hello last_hello_;
+  std::vector<std::string> events_;
+  std::vector<v1::Hello> all_hellos_;
   int batches_ = 0;
   std::vector<size_t> batch_sizes_;
   int records_received_ = 0;
@@ -210,6 +254,16 @@ void FakeGateway::DropCurrentStream() {
 int FakeGateway::hellos() {
   std::lock_guard<std::mutex> lock(service_->mu_);
   return service_->hellos_;
+}
+
+std::vector<std::string> FakeGateway::events() {
+  std::lock_guard<std::mutex> lock(service_->mu_);
+  return service_->events_;
+}
+
+std::vector<v1::Hello> FakeGateway::all_hellos() {
+  std::lock_guard<std::mutex> lock(service_->mu_);
+  return service_->all_hellos_;
 }
 
 v1::Hello FakeGateway::last_hello() {

@@ -39,8 +39,15 @@ class FakeGateway {
   // Ends the current stream (as a coordinator restart would).
   void DropCurrentStream();
 
-  int hellos();
+  int hellos();  // the Hellos that opened a stream
   v1::Hello last_hello();
+  // What each stream was sent, in order, one line per message: "stream N hello FINGERPRINT",
+  // "stream N records COUNT", "stream N heartbeat", "stream N task_update TASK_ID". A Hello after
+  // the first on a stream (announced conditions) is answered with an accepting Welcome, as the
+  // coordinator does.
+  std::vector<std::string> events();
+  // Every Hello received (opening ones and later ones), in order.
+  std::vector<v1::Hello> all_hellos();
   int batches();                    // batches received, dropped ones included
   std::vector<size_t> batch_sizes();
   int records_received();           // re-sends included

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/outbox/outbox.h"
+#include "common/conditions_fingerprint.h"
 #include "common/hashing.h"
 #include "common/version.h"
 #include "tests/unit/agent/fake_gateway.h"
@@ -429,6 +430,82 @@ TEST_F(UplinkTest, AssignAndCancelFromTheCoordinatorReachTheCallbacks) {
   }));
   uplink.Stop();
   EXPECT_THAT(got, ElementsAre("assign task-1 series-1 1", "cancel task-1 operator"));
+}
+
+// A series' finished conditions: the base ones with what its backend reported.
+v1::MachineConditions SeriesConditions(const std::string& fingerprint, const std::string& devices) {
+  v1::MachineConditions c;
+  c.set_hostname("gpu-01");
+  (*c.mutable_backend_versions())["llama-server"] = "b4000";
+  (*c.mutable_backend_attributes())["llama-server.devices"] = devices;
+  c.set_fingerprint(fingerprint);
+  return c;
+}
+
+TEST_F(UplinkTest, AnnouncedConditionsGoAsALaterHelloBeforeTheRecordsAndAgainOnEveryNewStream) {
+  Uplink uplink(Options(), outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(gateway_.WaitFor([&] { return uplink.stats().connected; }));
+  const v1::MachineConditions series = SeriesConditions("fp-2", "CUDA0 (NVIDIA H200)");
+  uplink.AnnounceConditions(series);
+  Fill(3);
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  EXPECT_THAT(gateway_.events(), ElementsAre("stream 1 hello fp-1", "stream 1 hello fp-2", "stream 1 records 3"));
+  const std::vector<v1::Hello> hellos = gateway_.all_hellos();
+  ASSERT_EQ(hellos.size(), 2u);
+  EXPECT_EQ(hellos[1].agent_id(), kAgentId);
+  EXPECT_EQ(hellos[1].agent_version(), kVersion);
+  EXPECT_EQ(hellos[1].api_revision(), kApiRevision);
+  EXPECT_EQ(hellos[1].conditions().SerializeAsString(), series.SerializeAsString());
+  // The Welcome that answered it changed nothing: same stream, still connected.
+  UplinkStats stats = uplink.stats();
+  EXPECT_EQ(stats.sessions, 1u);
+  EXPECT_TRUE(stats.connected);
+  EXPECT_EQ(stats.conditions_announced, 1u);
+
+  // A new stream opens with the base conditions, then announces the series' ones again.
+  gateway_.DropCurrentStream();
+  ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.events().size() == 5; }));
+  EXPECT_THAT(gateway_.events(), ElementsAre("stream 1 hello fp-1", "stream 1 hello fp-2", "stream 1 records 3",
+                                             "stream 2 hello fp-1", "stream 2 hello fp-2"));
+  EXPECT_EQ(gateway_.all_hellos()[3].conditions().SerializeAsString(), series.SerializeAsString());
+
+  // fp-2 again after fp-3 is the latest again, so it is written again; the latest once more is
+  // not (the records after it show that nothing else was written).
+  uplink.AnnounceConditions(SeriesConditions("fp-3", "CUDA1 (NVIDIA H200)"));
+  uplink.AnnounceConditions(series);
+  uplink.AnnounceConditions(series);
+  Fill(1);
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+  EXPECT_THAT(gateway_.events(),
+              ElementsAre("stream 1 hello fp-1", "stream 1 hello fp-2", "stream 1 records 3", "stream 2 hello fp-1",
+                          "stream 2 hello fp-2", "stream 2 hello fp-3", "stream 2 hello fp-2", "stream 2 records 1"));
+  stats = uplink.stats();
+  EXPECT_EQ(stats.sessions, 2u);
+  EXPECT_EQ(stats.conditions_announced, 4u);
+  EXPECT_EQ(stats.coordinator_version, "fake");
+}
+
+TEST_F(UplinkTest, ConditionsAnnouncedBeforeStartAreKeptToTheLastSixteen) {
+  Uplink uplink(Options(), outbox_.get());
+  for (int i = 1; i <= 17; ++i) {
+    uplink.AnnounceConditions(SeriesConditions(absl::StrCat("series-", i), absl::StrCat("CUDA", i)));
+  }
+  // No fingerprint: the uplink computes it, as the coordinator would.
+  v1::MachineConditions unfingerprinted = SeriesConditions("", "CUDA18");
+  uplink.AnnounceConditions(unfingerprinted);
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(gateway_.WaitFor([&] { return uplink.stats().conditions_announced == 16; }));
+  Fill(1);  // a barrier: nothing was written between the last Hello and these records
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+  std::vector<std::string> expected = {"stream 1 hello fp-1"};
+  for (int i = 3; i <= 17; ++i) expected.push_back(absl::StrCat("stream 1 hello series-", i));
+  expected.push_back(absl::StrCat("stream 1 hello ", ConditionsFingerprint(unfingerprinted)));
+  expected.push_back("stream 1 records 1");
+  EXPECT_EQ(gateway_.events(), expected);
+  EXPECT_EQ(uplink.stats().conditions_announced, 16u);
 }
 
 TEST(UplinkOptionsTest, BadOptionsAreRefusedAtStart) {

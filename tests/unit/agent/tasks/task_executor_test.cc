@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/outbox/outbox.h"
+#include "common/conditions_fingerprint.h"
 #include "common/proto_time.h"
 #include "common/series_folder.h"
 #include "common/string_views.h"
@@ -238,6 +239,32 @@ TEST_F(TaskExecutorTest, AcceptedThenProgressAfterEveryRunThenFinished) {
   EXPECT_THAT(fake_.events(), ElementsAre("open gpu", ::testing::StartsWith("run gpu cold 1"),
                                           ::testing::StartsWith("run gpu warm 1"),
                                           ::testing::StartsWith("run gpu warm 2"), "close gpu"));
+}
+
+// serve hands these to the uplink (AnnounceConditions): the coordinator then holds the
+// conditions whose fingerprint the records carry, not only those of the agent's Hello.
+TEST_F(TaskExecutorTest, TheSeriesFinishedConditionsAreAnnouncedBeforeItsFirstRecordIsQueued) {
+  fake_.set_conditions("gpu", {{"devices", "CUDA0"}});
+  std::vector<v1::MachineConditions> announced;
+  size_t queued_when_announced = 99;
+  TaskExecutorOptions options = Options();
+  options.announce_conditions = [&](const v1::MachineConditions& c) {
+    announced.push_back(c);
+    queued_when_announced = outbox_->depth();
+  };
+  Start(std::move(options));
+  executor_->Assign(Assignment("task-1", kSpec));
+  ASSERT_EQ(Updates(5).back(), "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED");
+  executor_->Stop();
+  ASSERT_EQ(announced.size(), 1u);
+  EXPECT_EQ(queued_when_announced, 0u);
+  EXPECT_EQ(announced[0].hostname(), "gpu-01");
+  EXPECT_EQ(announced[0].backend_versions().at("fake"), "fake-1.0");
+  EXPECT_EQ(announced[0].backend_attributes().at("fake.devices"), "CUDA0");
+  EXPECT_EQ(announced[0].fingerprint(), ConditionsFingerprint(announced[0]));
+  const std::vector<v1::RunRecord> records = OutboxRecords();
+  ASSERT_EQ(records.size(), 3u);
+  for (const v1::RunRecord& r : records) EXPECT_EQ(r.conditions_fingerprint(), announced[0].fingerprint());
 }
 
 TEST_F(TaskExecutorTest, MetricsShowTheTaskByItsNameWhileItRunsAndNeverARefusedOne) {
