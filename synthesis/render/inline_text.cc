@@ -92,6 +92,8 @@ std::string FigureName(const std::string& label, const std::string& unit) {
 }
 
 std::string FigureName(const std::string& label, const std::string& unit, Lang lang) {
+  // Whether the label already says its unit is read in the declaration's words.
+  if (FigureName(label, unit) == label) return LocalWords(label, lang);
   return FigureName(LocalWords(label, lang), LocalWords(unit, lang));
 }
 
