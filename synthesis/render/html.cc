@@ -69,6 +69,7 @@ constexpr std::string_view kCss =
     "overflow-wrap:break-word}\n"
     "th{background:#f2f2f2}\n"
     "td code,th code{overflow-wrap:break-word}\n"
+    "td:first-child code{white-space:nowrap}\n"
     "figure.chart{margin:1rem 0}\n"
     ".chart-scroll{overflow-x:auto;max-width:100%;border:1px solid #e0e0e0}\n"
     ".chart-scroll svg{display:block;width:100%;height:auto}\n"
