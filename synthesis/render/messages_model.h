@@ -84,7 +84,6 @@ struct ModelMessages {
   std::string_view decision_targets;    // {targets}
   std::string_view col_machine, col_verdict, col_working_setting, col_burst, col_sustained, col_runs, col_memory,
       col_cost, col_energy;             // col_burst / col_sustained: {label}
-  std::string_view verdict_meets, verdict_misses;  // {use}
   std::string_view verdict_judged_sustained;  // {figure} {basis} {call}
   std::string_view level_runs;          // {range} {calls}: "52.9 (calls 1–2)"
   std::string_view no_drop;             // sustained column without a drop
@@ -93,6 +92,8 @@ struct ModelMessages {
   std::string_view memory_no_capacity;  // {memory} {kind}
   std::string_view not_measured;        // "not measured"
   std::string_view no_price;            // "no price"
+  std::string_view no_cost_column;      // under a decision table without a priced class
+  std::string_view no_energy_column;    // under a decision table without an energy figure
   std::string_view per_million;         // {cost} {currency} {items}
   std::string_view per_item;            // {cost} {currency} {item}
   std::string_view watch_section;       // "What to watch"
@@ -109,6 +110,10 @@ struct ModelMessages {
   std::string_view col_platform, col_axis, col_latency_ms, col_rate, col_max_memory;  // col_latency_ms: {label}
   std::string_view median_of;           // {median} {values}
   std::string_view max_of;              // {max} {values}
+  std::string_view setting_cold_short;  // "cold runs" after a decision row's setting judged on cold runs
+  // A memory kind in a decision table's cell, short: "device memory", "GPU buffers", "process RSS"...
+  std::string_view short_device_used, short_device_buffer, short_process_rss, short_process_footprint,
+      short_container, short_host_buffer, short_buffer_unknown, short_unspecified;
   std::string_view reading_section;     // "How to read this guide"
 };
 

@@ -61,8 +61,21 @@ std::string WorkingSetting(const CellKey& key, const ModelMessages& m) {
     start = end + 1;
   }
   std::string text = CodeOrNone(Join(parts, ", "), m);
-  if (key.phase == v1::PHASE_COLD) text += " (" + S(m.setting_cold) + ")";
+  if (key.phase == v1::PHASE_COLD) text += " (" + S(m.setting_cold_short) + ")";
   return text;
+}
+
+std::string_view ShortKind(v1::MemoryKind kind, const ModelMessages& m) {
+  switch (kind) {
+    case v1::MEMORY_KIND_DEVICE_USED: return m.short_device_used;
+    case v1::MEMORY_KIND_DEVICE_BUFFER: return m.short_device_buffer;
+    case v1::MEMORY_KIND_PROCESS_PEAK_RSS: return m.short_process_rss;
+    case v1::MEMORY_KIND_PROCESS_FOOTPRINT: return m.short_process_footprint;
+    case v1::MEMORY_KIND_CONTAINER_PEAK: return m.short_container;
+    case v1::MEMORY_KIND_HOST_BUFFER: return m.short_host_buffer;
+    case v1::MEMORY_KIND_BUFFER_UNKNOWN: return m.short_buffer_unknown;
+    default: return m.short_unspecified;
+  }
 }
 
 // "52.9 [S3]", "28.0 [S5] – 30.1 [S6]", "median 41.2 [S9]": a level of runs; a range whose two
@@ -123,7 +136,7 @@ std::string CapacityText(const GuideModel& model, const CellKey& key, v1::Memory
 std::string MemoryText(const GuideModel& model, const DecisionRow& row, Lang lang, const ModelMessages& m) {
   if (!row.memory) return S(m.not_measured);
   const MemoryEntry& e = *row.memory;
-  std::string kind(MemoryKindWording(TableMsg(lang), e.kind));
+  std::string kind(ShortKind(e.kind, m));
   std::string capacity = CapacityText(model, row.verdict.key, e.kind, lang);
   Values values = {{"memory", FigureWithUnit(e.human, lang)}, {"kind", kind}, {"capacity", capacity}};
   return Fill(capacity.empty() ? m.memory_no_capacity : m.memory_of, values);
@@ -141,9 +154,8 @@ std::string EnergyText(const Cell* cell, Lang lang, const ModelMessages& m) {
 }
 
 std::string VerdictText(const DecisionRow& row, Lang lang, const ModelMessages& m) {
-  std::vector<std::string> uses;
-  for (const UseVerdict& u : row.verdict.uses) uses.push_back(Fill(u.ok ? m.verdict_meets : m.verdict_misses,
-                                                                    {{"use", Word(u.use)}}));
+  std::vector<std::string> met, missed;
+  for (const UseVerdict& u : row.verdict.uses) (u.ok ? met : missed).push_back(Word(u.use));
   std::string basis = S(row.verdict.basis == "median" ? m.basis_median : m.basis_worst_run);
   // Which figure is judged matters when the throughput drops: the sustained one, said so.
   std::string judged =
@@ -152,7 +164,11 @@ std::string VerdictText(const DecisionRow& row, Lang lang, const ModelMessages& 
                                               {"basis", basis},
                                               {"call", Code(std::to_string(row.drop_call))}})
           : "";
-  std::string text = Join(uses, S(m.list_separator));
+  std::string text;
+  if (!row.verdict.uses.empty()) {
+    text = Fill(met.empty() ? m.answer_meets_none : missed.empty() ? m.answer_meets_all : m.answer_meets_some,
+                {{"met", Join(met, S(m.and_word))}, {"missed", Join(missed, S(m.and_word))}});
+  }
   if (judged.empty()) return text;
   return text.empty() ? judged : text + " " + judged;
 }
@@ -242,15 +258,22 @@ void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, La
     // The figure's label for the burst and sustained headers: the first row's cell's.
     const Cell* first = FindCell(analysis, d.rows.front().verdict.key);
     const std::string label = first != nullptr ? MdCell(FigureName(first->label, first->unit, lang)) : "";
+    // The cost and energy columns only where a row has one (a task measured nowhere with a price or
+    // an energy meter says so once, below the table, instead of a column of "no price").
+    bool any_cost = false, any_energy = false;
+    for (const DecisionRow& row : d.rows) {
+      any_cost = any_cost || !CostText(model, row.verdict.key, d.item, lang, m).empty();
+      any_energy = any_energy || EnergyText(FindCell(analysis, row.verdict.key), lang, m) != S(m.not_measured);
+    }
     std::vector<std::string> header = {S(m.col_machine),
                                        S(m.col_verdict),
                                        S(m.col_working_setting),
                                        Fill(m.col_burst, {{"label", label}}),
                                        Fill(m.col_sustained, {{"label", label}}),
                                        S(m.col_runs),
-                                       S(m.col_memory),
-                                       S(m.col_cost),
-                                       S(m.col_energy)};
+                                       S(m.col_memory)};
+    if (any_cost) header.push_back(S(m.col_cost));
+    if (any_energy) header.push_back(S(m.col_energy));
     out += "| " + Join(header, " | ") + " |\n|";
     for (size_t i = 0; i < header.size(); ++i) out += "---|";
     out += "\n";
@@ -269,12 +292,16 @@ void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, La
                                         burst,
                                         sustained,
                                         runs,
-                                        MemoryText(model, row, lang, m),
-                                        cost.empty() ? S(m.no_price) : cost,
-                                        EnergyText(cell, lang, m)};
+                                        MemoryText(model, row, lang, m)};
+      if (any_cost) cells.push_back(cost.empty() ? S(m.no_price) : cost);
+      if (any_energy) cells.push_back(EnergyText(cell, lang, m));
       out += "| " + Join(cells, " | ") + " |\n";
     }
     out += "\n";
+    std::vector<std::string> missing;
+    if (!any_cost) missing.push_back(S(m.no_cost_column));
+    if (!any_energy) missing.push_back(S(m.no_energy_column));
+    if (!missing.empty()) out += Join(missing, " ") + "\n\n";
   }
   out += S(m.decision_intro) + "\n\n";
 }
