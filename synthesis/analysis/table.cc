@@ -243,6 +243,16 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
       f.min = Figure{sorted.front(), f.unit, table->Add("min", acc.ids, acc.provenance, acc.inputs)};
       f.max = Figure{sorted.back(), f.unit, table->Add("max", acc.ids, acc.provenance, acc.inputs)};
     }
+    // Seconds under one read as milliseconds ("29.1 ms", not "0.0291 s").
+    if (f.unit == "s" && sorted.back() < 1) {
+      auto ms = [&](const std::optional<Figure>& s) -> std::optional<Figure> {
+        if (!s) return std::nullopt;
+        return table->AddFormula("x1 * 1000", {s->value}, {s->source_id}, s->value * 1000, "ms");
+      };
+      f.median_ms = ms(f.median);
+      f.min_ms = ms(f.min);
+      f.max_ms = ms(f.max);
+    }
     cell.further.push_back(std::move(f));
   }
 
@@ -339,7 +349,7 @@ void ShiftCellSourceIds(size_t shift, Cell* cell) {
     if (rf.memory_bytes) shift_figure(*rf.memory_bytes);
   }
   for (FurtherFigure& f : cell->further) {
-    for (std::optional<Figure>* x : {&f.median, &f.min, &f.max}) {
+    for (std::optional<Figure>* x : {&f.median, &f.min, &f.max, &f.median_ms, &f.min_ms, &f.max_ms}) {
       if (x->has_value()) shift_figure(**x);
     }
   }

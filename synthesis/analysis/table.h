@@ -96,6 +96,9 @@ struct FurtherFigure {
   uint32_t headline = 0;
   std::optional<Figure> median;    // >= 5 runs
   std::optional<Figure> min, max;  // 1 to 4 runs
+  // The same for people when the figure is in seconds and under one: in ms (formula "x1 * 1000"),
+  // set exactly where median / min / max are; empty otherwise (the figures above are shown).
+  std::optional<Figure> median_ms, min_ms, max_ms;
 };
 
 struct Cell {

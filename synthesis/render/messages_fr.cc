@@ -44,7 +44,7 @@ const Messages& MessagesFr() {
       .phase_warm = "à chaud",
       .phase_unspecified = "non précisée",
       .traps_section = "Tous les signalements",
-      .cache_hits = "Résultats servis par un cache (exclus)",
+      .cache_hits = "Exécutions servies par un cache (exclues)",
       .throughput_drops = "Chutes de débit",
       .failed_runs = "Exécutions en échec",
       .other_flags = "Autres signalements",

@@ -99,11 +99,17 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
     if (c.key.task != task || c.further.empty()) continue;
     further += "- " + Code(KeyLabel(c.key, m)) + "\n";
     for (const FurtherFigure& f : c.further) {
-      std::string value = f.median                ? std::string(m.dist_median) + " " + Ref(*f.median, lang)
-                          : f.min && f.max        ? Ref(*f.min, lang) + " – " + Ref(*f.max, lang)
-                          : f.min                 ? Ref(*f.min, lang)
-                                                  : std::string(m.none_value);
-      further += "  - " + Code(FigureName(f.label, f.unit, lang)) + (lang == Lang::kFr ? " : " : ": ") + value + "\n";
+      // In ms when the analysis gives it (seconds under one).
+      const bool ms = f.median_ms || f.min_ms;
+      const std::optional<Figure>& median = ms ? f.median_ms : f.median;
+      const std::optional<Figure>& min = ms ? f.min_ms : f.min;
+      const std::optional<Figure>& max = ms ? f.max_ms : f.max;
+      std::string value = median       ? std::string(m.dist_median) + " " + Ref(*median, lang)
+                          : min && max ? Ref(*min, lang) + " – " + Ref(*max, lang)
+                          : min        ? Ref(*min, lang)
+                                       : std::string(m.none_value);
+      further += "  - " + Code(FigureName(f.label, ms ? "ms" : f.unit, lang)) + (lang == Lang::kFr ? " : " : ": ") +
+                 value + "\n";
     }
   }
   if (!further.empty()) {

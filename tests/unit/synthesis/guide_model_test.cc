@@ -1224,6 +1224,13 @@ TEST(RepetitionTablesTest, EveryRepetitionInTheMethodsOwnUnits) {
   for (const auto& f : row.latency_ms) ExpectTraceable(b->analysis.sources, *f);
   for (const auto& f : row.memory_gib) ExpectTraceable(b->analysis.sources, *f);
   ExpectTraceable(b->analysis.sources, *row.memory_max_gib);
+  // The further figure itself reads in ms too (seconds under one).
+  ASSERT_EQ(b->analysis.cells.size(), 1u);
+  const FurtherFigure& latency = b->analysis.cells[0].further.at(0);
+  ASSERT_TRUE(latency.median && latency.median_ms);
+  EXPECT_EQ(latency.median_ms->unit, "ms");
+  EXPECT_EQ(En(latency.median_ms->value), "29.1");
+  EXPECT_EQ(SourceOf(b->analysis, *latency.median_ms).input_refs, std::vector<std::string>{latency.median->source_id});
   std::string md;
   RenderRepetitionSection(b->model, Lang::kEn, md);
   EXPECT_THAT(md, HasSubstr("## Workflow v6 results\n\n"));
