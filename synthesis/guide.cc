@@ -107,7 +107,7 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
     for (const auto& task : TasksOf(analysis)) {
       charts[ChartFileName(task, lang)] = RenderCallIndexChart(analysis, task, lang);
       charts[DurationChartFileName(task, lang)] = RenderDurationChart(analysis, task, lang);
-      std::string memory = RenderMemoryChart(analysis, task, lang);
+      std::string memory = RenderMemoryChart(analysis, model, task, lang);
       if (!memory.empty()) charts[MemoryChartFileName(task, lang)] = std::move(memory);
     }
     std::string markdown = RenderGuideMarkdown(analysis, model, skipped, lang);
