@@ -107,8 +107,12 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
     for (const auto& task : TasksOf(analysis)) {
       charts[ChartFileName(task, lang)] = RenderCallIndexChart(analysis, task, lang);
       charts[DurationChartFileName(task, lang)] = RenderDurationChart(analysis, task, lang);
-      std::string memory = RenderMemoryChart(analysis, task, lang);
+      std::string memory = RenderMemoryChart(analysis, model, task, lang);
       if (!memory.empty()) charts[MemoryChartFileName(task, lang)] = std::move(memory);
+      std::string classes = RenderClassChart(analysis, model, task, lang);
+      if (!classes.empty()) charts[ClassChartFileName(task, lang)] = std::move(classes);
+      std::string sweep = RenderSweepChart(analysis, task, lang);
+      if (!sweep.empty()) charts[SweepChartFileName(task, lang)] = std::move(sweep);
     }
     std::string markdown = RenderGuideMarkdown(analysis, model, skipped, lang);
     std::string stem = "guide." + std::string(LangCode(lang));

@@ -11,6 +11,7 @@
 
 #include "synthesis/render/html.h"
 #include "synthesis/render/messages.h"
+#include "synthesis/render/messages_charts.h"
 #include "synthesis/render/messages_model.h"
 #include "synthesis/render/run_bins.h"
 #include "synthesis/render/chart_axes.h"
@@ -51,8 +52,24 @@ std::string Title(const Analysis& a, const Messages& m) {
   return t;
 }
 
-void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Messages& m, std::string& out) {
+// `model`: when given (the whole guide), the class comparison and sweep charts lead the task's
+// charts where the task has them.
+void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Messages& m, std::string& out,
+                 const GuideModel* model = nullptr) {
   out += "### " + std::string(m.task) + " `" + task + "`\n\n";
+  if (model != nullptr) {
+    const ChartMessages& cm = ChartMessagesOf(lang);
+    const bool judged = std::any_of(model->verdicts.begin(), model->verdicts.end(),
+                                    [&](const TaskVerdicts& tv) { return tv.task == task && !tv.cells.empty(); });
+    if (judged) {
+      out += "![" + std::string(cm.class_title) + " — " + MdCell(task) + "](" + ClassChartFileName(task, lang) +
+             ")\n\n";
+    }
+    if (std::vector<std::string> axes = SweepAxes(a, task); !axes.empty()) {
+      out += "![" + Fill(cm.sweep_title, {{"axis", Join(axes, ", ")}}) + " — " + MdCell(task) + "](" +
+             SweepChartFileName(task, lang) + ")\n\n";
+    }
+  }
   out += "![" + std::string(m.chart_alt) + " — " + MdCell(task) + "](" + ChartFileName(task, lang) + ")\n\n";
   out += "![" + std::string(m.duration_title) + " — " + MdCell(task) + "](" + DurationChartFileName(task, lang) +
          ")\n\n";
@@ -256,7 +273,7 @@ std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& mode
   RenderRulesSection(model, lang, out);
   RenderRepetitionSection(model, lang, out);
   out += "## " + std::string(m.table_section) + "\n\n";
-  for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, out);
+  for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, out, &model);
   RenderVerdictsSection(model, lang, out);
   RenderCostSection(model, lang, out);
   RenderTraps(analysis, m, out);

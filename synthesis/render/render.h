@@ -49,24 +49,54 @@ std::string RenderMarkdown(const Analysis& analysis, Lang lang);
 std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& model,
                                 const std::vector<std::string>& skipped, Lang lang);
 
-// A self-contained SVG (viewBox 0 0 800 H, H = 400 + 16 per cell for the legend): each cell of `task` as a polyline over its
-// accepted runs' figure per call index, circles for warm, squares for cold, triangles for other
-// phases; axes with ticks, <title>/<desc>, SIMULATED in the title when analysis.simulated.
+// A self-contained SVG (viewBox 0 0 800 H; CHARTS.md): one line per setting of `task` (machine,
+// backend, mode, matrix) over its accepted runs' figure per call index, named at its end; circles
+// for warm, squares for cold, triangles for other phases; axes with ticks, <title>/<desc>,
+// SIMULATED in the title when analysis.simulated.
 std::string RenderCallIndexChart(const Analysis& analysis, const std::string& task, Lang lang);
 
 // A self-contained SVG of the duration (wall seconds) of every run of `task`: one column per cell
-// (machine / backend / mode / matrix), each run a point (circle warm, square cold), accessible
-// <title>/<desc>, SIMULATED in the title when analysis.simulated. File name: DurationChartFileName.
+// (machine / backend / mode / matrix / phase) named under the axis, each run a point (circle warm,
+// square cold), accessible <title>/<desc>, SIMULATED in the title when analysis.simulated. File
+// name: DurationChartFileName.
 std::string RenderDurationChart(const Analysis& analysis, const std::string& task, Lang lang);
 // "chart-<task-slug>-duration.<lang>.svg"
 std::string DurationChartFileName(const std::string& task, Lang lang);
 
 // A self-contained SVG of the peak memory of `task`'s cells by kind: one panel per family (device
-// memory; process/container/host memory), never two families on one axis; each bar labelled with
-// its kind and source id. Empty string when no cell of the task has a memory figure.
+// memory; process/container/host memory), never two families on one axis, a panel without any
+// figure saying so; each bar labelled with its kind, scope and source id, grouped by machine.
+// Empty string when no cell of the task has a memory figure.
 std::string RenderMemoryChart(const Analysis& analysis, const std::string& task, Lang lang);
 // "chart-<task-slug>-memory.<lang>.svg"
 std::string MemoryChartFileName(const std::string& task, Lang lang);
+
+// ---- Charts added for the sizing guide's comparison and sweeps (charts.cc, chart_*.cc) ----
+
+// RenderMemoryChart with each machine grouped under its class (the series' and verdicts' classes
+// of `model`), for each setting the largest figure of a kind and scope over its phases; a family
+// panel without any figure says "not measured". Empty string as RenderMemoryChart.
+std::string RenderMemoryChart(const Analysis& analysis, const GuideModel& model, const std::string& task, Lang lang);
+
+// A self-contained SVG comparing machine classes on `task`'s main figure: one row per setting the
+// verdicts judge (model.verdicts: warm cells, or cold cells of a setting measured cold only, marked
+// so), grouped by class, every accepted run a dot (spread deterministically), the verdict's figure
+// as a tick, and each target of the task expressible in the figure's unit as a dashed line named
+// by its use. Empty string when the task has no judged cell. File name: ClassChartFileName.
+std::string RenderClassChart(const Analysis& analysis, const GuideModel& model, const std::string& task, Lang lang);
+// "chart-<task-slug>-classes.<lang>.svg"
+std::string ClassChartFileName(const std::string& task, Lang lang);
+
+// The numeric matrix axes of `task` that one setting (machine, backend, mode, rest of the matrix,
+// phase) of its judged cells ran at two values or more, in matrix order (e.g. {"concurrency"}).
+std::vector<std::string> SweepAxes(const Analysis& analysis, const std::string& task);
+// A self-contained SVG of `task`'s sweeps (SweepAxes): per axis, the main figure of every run
+// against the axis value with the line through the medians, one line per setting; and, when the
+// cells carry a latency further figure (unit "s" or "ms"), the latency against the main figure.
+// Empty string when the task has no sweep. File name: SweepChartFileName.
+std::string RenderSweepChart(const Analysis& analysis, const std::string& task, Lang lang);
+// "chart-<task-slug>-sweep.<lang>.svg"
+std::string SweepChartFileName(const std::string& task, Lang lang);
 
 }  // namespace benchfleet::synthesis
 

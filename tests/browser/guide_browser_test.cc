@@ -1,9 +1,11 @@
 // The HTML guide in a real browser: builds the guide in-process from the repository's fixtures
-// (llama-bench JSON, ComfyUI server log), writes guide.<lang>.html and opens it in Debian's
-// headless chromium. See tests/browser/README.md for what is measured and how.
+// (the golden test's series folders and captures, plus a made-up sweep so that every chart is
+// drawn), writes guide.<lang>.html and opens it in Debian's headless chromium. See
+// tests/browser/README.md for what is measured and how.
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include "synthesis/readers/measurement_files.h"
 #include "synthesis/render/html.h"
 #include "synthesis/render/render.h"
+#include "tests/support/guide_sweep_records.h"
 #include "tests/support/subprocess.h"
 
 namespace benchfleet::synthesis {
@@ -33,8 +36,13 @@ constexpr char kChromium[] = "/usr/bin/chromium";
 constexpr char kTimeout[] = "/usr/bin/timeout";
 // Each chromium run takes about a second here; a hung one is killed after this.
 constexpr int kBrowserTimeoutSeconds = 90;
-constexpr int kNarrow = 375;
+constexpr int kNarrow = 390;
 constexpr int kWide = 1280;
+// The first screen of a 1280 px wide page: the first decision table must end within it.
+constexpr int kFirstScreenHeight = 900;
+// Full-page screenshots stop at this height (the guide is about 45000 px high at 390 px wide;
+// chromium takes about 13 s for such a screenshot).
+constexpr int kMaxScreenshotHeight = 65000;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -168,6 +176,41 @@ function bfMeasure() {
     svgMinW = Math.min(svgMinW, r.width);
     svgMinH = Math.min(svgMinH, r.height);
   }
+  // Every SVG text inside its chart's viewBox, and no two texts of a chart on each other: boxes in
+  // the chart's user units, from the rendered boxes (transforms and viewBox scaling included).
+  var outside = 0, overlaps = 0, svgTexts = 0, problems = [];
+  for (var i = 0; i < svgs.length; ++i) {
+    var svg = svgs[i], vb = svg.viewBox.baseVal, sr = svg.getBoundingClientRect();
+    if (!vb || !vb.width || !sr.width) continue;
+    var kx = vb.width / sr.width, ky = vb.height / sr.height, boxes = [];
+    var name = (svg.querySelector('title') || {}).textContent || ('svg ' + i);
+    var textEls = svg.querySelectorAll('text');
+    for (var j = 0; j < textEls.length; ++j) {
+      var t = textEls[j];
+      if (!/\S/.test(t.textContent)) continue;
+      var r = t.getBoundingClientRect();
+      if (!r.width && !r.height) continue;
+      var b = {x0: vb.x + (r.left - sr.left) * kx, x1: vb.x + (r.right - sr.left) * kx,
+               y0: vb.y + (r.top - sr.top) * ky, y1: vb.y + (r.bottom - sr.top) * ky, text: t.textContent};
+      ++svgTexts;
+      if (b.x0 < vb.x - 0.5 || b.y0 < vb.y - 0.5 || b.x1 > vb.x + vb.width + 0.5 || b.y1 > vb.y + vb.height + 0.5) {
+        ++outside;
+        if (problems.length < 20) problems.push('outside [' + name + '] "' + b.text + '" ' + [b.x0, b.y0, b.x1, b.y1].map(function (v) { return v.toFixed(1); }).join(',') + ' viewBox ' + vb.width + 'x' + vb.height);
+      }
+      for (var k = 0; k < boxes.length; ++k) {
+        var o = boxes[k];
+        var ix = Math.min(b.x1, o.x1) - Math.max(b.x0, o.x0), iy = Math.min(b.y1, o.y1) - Math.max(b.y0, o.y0);
+        if (ix > 1 && iy > 1) {
+          ++overlaps;
+          if (problems.length < 20) problems.push('overlap [' + name + '] "' + b.text + '" / "' + o.text + '" by ' + ix.toFixed(1) + 'x' + iy.toFixed(1));
+        }
+      }
+      boxes.push(b);
+    }
+  }
+  document.getElementById('bf-problems').textContent = problems.join('\n');
+  var table = d.querySelector('table');
+  var tableBottom = table ? table.getBoundingClientRect().bottom : -1;
   document.getElementById('bf-result').textContent =
       'inner_width=' + w.innerWidth + ' client_width=' + d.documentElement.clientWidth +
       ' scroll_width=' + d.documentElement.scrollWidth + ' body_scroll_width=' + d.body.scrollWidth +
@@ -175,7 +218,9 @@ function bfMeasure() {
       ' svg_min_width=' + svgMinW.toFixed(1) + ' svg_min_height=' + svgMinH.toFixed(1) +
       ' tables=' + d.querySelectorAll('table').length + ' figures=' + d.querySelectorAll('figure').length +
       ' script_ran=' + (d.documentElement.hasAttribute('data-bf-script-ran') ? 1 : 0) +
-      ' images=' + d.images.length + ' scripts=' + d.scripts.length + ' links=' + d.links.length;
+      ' images=' + d.images.length + ' scripts=' + d.scripts.length + ' links=' + d.links.length +
+      ' svg_texts=' + svgTexts + ' text_outside=' + outside + ' text_overlaps=' + overlaps +
+      ' first_table_bottom=' + tableBottom.toFixed(1) + ' doc_height=' + d.documentElement.scrollHeight;
   document.getElementById('bf-where').textContent = where;
 }
 if (document.readyState === 'complete') bfMeasure(); else window.addEventListener('load', bfMeasure);
@@ -184,21 +229,33 @@ if (document.readyState === 'complete') bfMeasure(); else window.addEventListene
 enum class Scripts { kOn, kOff };
 
 // The page that measures the guide laid out `width` px wide: the guide in an iframe of exactly that
-// width (headless chromium never makes its window narrower than 500 px, so --window-size=375
+// width (headless chromium never makes its window narrower than 500 px, so --window-size=390
 // alone would lay the page out at 500), and the script above. Scripts::kOff sandboxes the iframe
 // without "allow-scripts": the guide's own JavaScript is off, while this page can still read it.
 // (Chromium's own switches do not serve here: with --blink-settings=scriptEnabled=false,
 // --dump-dom and --screenshot write nothing, and headless ignores --disable-javascript.)
 std::string MeasuringPage(const std::string& guide_html, int width, Scripts scripts) {
+  // The iframe is one first screen high (the first table is measured against it); the guide
+  // scrolls inside it, which changes nothing of its layout.
   std::string sandbox = scripts == Scripts::kOff ? " sandbox=\"allow-same-origin\"" : "";
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>measure</title></head>\n"
          "<body style=\"margin:0\">\n<iframe id=\"guide\"" + sandbox + " style=\"display:block;border:0;width:" +
-         std::to_string(width) + "px;height:900px\" srcdoc=\"" + AttributeEscape(guide_html) +
-         "\"></iframe>\n<pre id=\"bf-result\">not measured</pre>\n<pre id=\"bf-where\"></pre>\n<script>" +
+         std::to_string(width) + "px;height:" + std::to_string(kFirstScreenHeight) + "px\" srcdoc=\"" + AttributeEscape(guide_html) +
+         "\"></iframe>\n<pre id=\"bf-result\">not measured</pre>\n<pre id=\"bf-where\"></pre>\n"
+         "<pre id=\"bf-problems\"></pre>\n<script>" +
          kMeasureScript + "</script>\n</body></html>\n";
 }
 
 // The "key=value" words of #bf-result in a --dump-dom output.
+// The text of <pre id="`id`"> in a --dump-dom output ("" when absent).
+std::string PreText(const std::string& dom, const std::string& id) {
+  const std::string open = "<pre id=\"" + id + "\">";
+  size_t at = dom.find(open);
+  if (at == std::string::npos) return "";
+  at += open.size();
+  return dom.substr(at, dom.find("</pre>", at) - at);
+}
+
 std::map<std::string, double> Measures(const std::string& dom, std::string* where) {
   std::map<std::string, double> out;
   const std::string open = "<pre id=\"bf-result\">";
@@ -219,6 +276,20 @@ std::map<std::string, double> Measures(const std::string& dom, std::string* wher
   return out;
 }
 
+// Where the screenshots are kept after the run: $BENCHFLEET_ARTIFACT_DIR, else the build folder's
+// test-artifacts/browser (BENCHFLEET_ARTIFACT_DEFAULT_DIR, from CMake).
+std::string ArtifactDir() {
+  const char* env = std::getenv("BENCHFLEET_ARTIFACT_DIR");
+  std::string dir = env != nullptr && *env != '\0' ? env : BENCHFLEET_ARTIFACT_DEFAULT_DIR;
+  std::error_code ignored;
+  std::filesystem::create_directories(dir, ignored);
+  return dir;
+}
+
+bool EndsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 class GuideBrowserTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -227,32 +298,44 @@ class GuideBrowserTest : public ::testing::Test {
                    << "(scripts/setup installs it: apt-get install chromium)";
     }
     work_ = testing::MakeTempDir("guide-browser-");
-    std::cout << "guide pages, screenshots and chromium logs in " << work_ << "\n";
+    std::cout << "guide pages, measuring pages and chromium logs in " << work_ << "\n";
     WriteGuide({});
   }
 
-  // Builds the guide from the fixtures plus `extra` records and writes guide.<lang>.html.
+  // Builds the guide from the fixtures (those of the golden test), the sweep and `extra` records,
+  // and writes guide.<lang>.html. A chart the Markdown does not show yet is appended to it (and
+  // the page rendered again), so that every chart BuildGuideFiles makes is laid out and measured.
   void WriteGuide(const std::vector<v1::RunRecord>& extra) {
-    std::string fixtures = std::string(BENCHFLEET_SOURCE_DIR) + "/tests/fixtures";
+    std::string root = std::string(BENCHFLEET_SOURCE_DIR) + "/tests/fixtures";
     absl::StatusOr<ReadResult> read = ReadMeasurementFiles(
-        Env::Default(), {fixtures + "/llama-bench/llama-bench.json", fixtures + "/comfyui/server_log.txt"});
+        Env::Default(), {root + "/guide/series-a100", root + "/guide/series-m1pro",
+                         root + "/guide/series-demo-sd15-txt2img", root + "/guide/series-demo-sd15-cache-trap",
+                         root + "/llama-bench/llama-bench.json", root + "/comfyui/server_log.txt",
+                         root + "/llama-server/startup_verbose_lv4.log"});
     ASSERT_TRUE(read.ok()) << read.status();
     GuideInput input;
     input.records = read->records;
+    for (v1::RunRecord& r : testing::GuideSweepRecords()) input.records.push_back(std::move(r));
     input.records.insert(input.records.end(), extra.begin(), extra.end());
     input.conditions = read->conditions;
     input.skipped = read->skipped;
     std::map<std::string, std::string> files = BuildGuideFiles(input, {Lang::kFr, Lang::kEn});
     std::map<std::string, std::string> charts;
     for (const auto& [name, content] : files) {
-      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".svg") == 0) charts[name] = content;
+      if (EndsWith(name, ".svg")) charts[name] = content;
     }
     for (Lang lang : {Lang::kFr, Lang::kEn}) {
       std::string code(LangCode(lang));
-      // BuildGuideFiles may not write the HTML page yet: render it from the Markdown then.
+      std::string markdown = files.at("guide." + code + ".md");
+      bool appended = false;
+      for (const auto& [name, content] : charts) {
+        if (!EndsWith(name, "." + code + ".svg") || markdown.find("](" + name + ")") != std::string::npos) continue;
+        markdown += "\n![" + name + "](" + name + ")\n";
+        appended = true;
+      }
       auto html = files.find("guide." + code + ".html");
       std::string page =
-          html != files.end() ? html->second : RenderHtml(files.at("guide." + code + ".md"), charts, lang);
+          html != files.end() && !appended ? html->second : RenderHtml(markdown, charts, lang);
       ASSERT_GT(Count(page, "<svg"), 0u) << "no inline chart in guide." << code << ".html";
       ASSERT_GT(Count(page, "<table"), 0u) << "no table in guide." << code << ".html";
       ASSERT_THAT(page, Not(HasSubstr("<script")));
@@ -272,48 +355,79 @@ class GuideBrowserTest : public ::testing::Test {
   std::map<Lang, std::string> html_;
 };
 
-TEST_F(GuideBrowserTest, ScreenshotsAt375And1280) {
+struct Layout {
+  std::map<std::string, double> m;
+  std::string where;     // the smallest text
+  std::string problems;  // SVG texts outside their viewBox or on each other, one a line
+};
+
+// Lays the guide out `width` px wide (its scripts on or off) in the measuring page and reads the
+// measures back with --dump-dom.
+Layout Measure(const std::string& work, Lang lang, const std::string& html, int width, Scripts scripts,
+               const std::string& tag = "") {
+  std::string name = tag + std::string(LangCode(lang)) + "." + std::to_string(width) +
+                     (scripts == Scripts::kOff ? ".noscript" : "");
+  std::string path = work + "/measure." + name + ".html";
+  WriteAll(path, MeasuringPage(html, width, scripts));
+  BrowserRun run = RunChromium(work, {WindowSize(std::max(width, 500) + 20, 1000), "--dump-dom"}, "file://" + path);
+  Layout layout;
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  layout.m = Measures(run.output, &layout.where);
+  layout.problems = PreText(run.output, "bf-problems");
+  EXPECT_EQ(layout.m.count("min_font_px"), 1u) << "no measurement in:\n" << run.output;
+  return layout;
+}
+
+TEST_F(GuideBrowserTest, ScreenshotsAt390And1280) {
+  const std::string dir = ArtifactDir();
   for (Lang lang : {Lang::kFr, Lang::kEn}) {
     for (int width : {kNarrow, kWide}) {
-      std::string png = work_ + "/guide." + std::string(LangCode(lang)) + "." + std::to_string(width) + ".png";
-      BrowserRun run = RunChromium(work_, {WindowSize(width, 1000), "--screenshot=" + png}, Url(lang));
+      // The whole page: as high as the guide laid out at that width.
+      Layout layout = Measure(work_, lang, html_.at(lang), width, Scripts::kOn);
+      ASSERT_GT(layout.m["doc_height"], 0);
+      const int height = std::min(kMaxScreenshotHeight, static_cast<int>(std::ceil(layout.m["doc_height"])));
+      std::string png = dir + "/guide." + std::string(LangCode(lang)) + "." + std::to_string(width) + ".png";
+      std::filesystem::remove(png);
+      BrowserRun run = RunChromium(work_, {WindowSize(width, height), "--screenshot=" + png}, Url(lang));
       ASSERT_EQ(run.exit_code, 0) << run.output;
       std::string bytes = ReadAll(png);
       ASSERT_GT(bytes.size(), 1000u) << png << "\n" << run.output;
       std::pair<uint32_t, uint32_t> size = PngSize(bytes);
       EXPECT_EQ(size.first, static_cast<uint32_t>(width)) << png;
-      EXPECT_EQ(size.second, 1000u) << png;
+      EXPECT_EQ(size.second, static_cast<uint32_t>(height)) << png;
+      std::cout << "screenshot " << png << " (" << width << "x" << height << ")\n";
     }
   }
 }
 
 // Lays the guide out `width` px wide with its scripts on or off and checks it: no horizontal
 // overflow of the page, no text under 12 px (SVG text scaled as drawn), every chart drawn with a
-// non-empty box, every table and figure there. Measured in the page, read back with --dump-dom.
+// non-empty box, every SVG text inside its viewBox and clear of the others, every table and
+// figure there. Measured in the page, read back with --dump-dom.
 void CheckLayout(const std::string& work, Lang lang, const std::string& html, int width, Scripts scripts) {
-  std::string code(LangCode(lang));
-  std::string name = code + "." + std::to_string(width) + (scripts == Scripts::kOff ? ".noscript" : "");
+  std::string name = std::string(LangCode(lang)) + "." + std::to_string(width) +
+                     (scripts == Scripts::kOff ? ".noscript" : "");
   SCOPED_TRACE(name);
-  std::string path = work + "/measure." + name + ".html";
-  WriteAll(path, MeasuringPage(html, width, scripts));
-  BrowserRun run = RunChromium(work, {WindowSize(std::max(width, 500) + 20, 1000), "--dump-dom"}, "file://" + path);
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  std::string where;
-  std::map<std::string, double> m = Measures(run.output, &where);
-  ASSERT_EQ(m.count("min_font_px"), 1u) << "no measurement in:\n" << run.output;
+  Layout layout = Measure(work, lang, html, width, scripts);
+  std::map<std::string, double>& m = layout.m;
   std::cout << name << ": inner_width=" << m["inner_width"] << " client_width=" << m["client_width"]
-            << " scroll_width=" << m["scroll_width"] << " min_font_px=" << m["min_font_px"] << " (" << where
+            << " scroll_width=" << m["scroll_width"] << " min_font_px=" << m["min_font_px"] << " (" << layout.where
             << ") texts=" << m["texts"] << " svgs=" << m["svgs"] << " svg_min_width=" << m["svg_min_width"]
-            << " svg_min_height=" << m["svg_min_height"] << " tables=" << m["tables"] << "\n";
+            << " svg_min_height=" << m["svg_min_height"] << " tables=" << m["tables"] << " svg_texts=" << m["svg_texts"]
+            << " text_outside=" << m["text_outside"] << " text_overlaps=" << m["text_overlaps"]
+            << " first_table_bottom=" << m["first_table_bottom"] << " doc_height=" << m["doc_height"] << "\n";
   EXPECT_EQ(m["inner_width"], width);
   EXPECT_EQ(m["client_width"], width);
   EXPECT_LE(m["scroll_width"], m["client_width"]);
   EXPECT_LE(m["body_scroll_width"], m["client_width"]);
-  EXPECT_GE(m["min_font_px"], 12.0) << where;
+  EXPECT_GE(m["min_font_px"], 12.0) << layout.where;
   EXPECT_GT(m["texts"], 100);
   EXPECT_EQ(m["svgs"], static_cast<double>(Count(html, "<svg")));
   EXPECT_GT(m["svg_min_width"], 0);
   EXPECT_GT(m["svg_min_height"], 0);
+  EXPECT_GT(m["svg_texts"], 100);
+  EXPECT_EQ(m["text_outside"], 0) << layout.problems;
+  EXPECT_EQ(m["text_overlaps"], 0) << layout.problems;
   EXPECT_EQ(m["tables"], static_cast<double>(Count(html, "<table")));
   EXPECT_EQ(m["figures"], static_cast<double>(Count(html, "<figure")));
   EXPECT_EQ(m["script_ran"], 0);
@@ -322,7 +436,30 @@ void CheckLayout(const std::string& work, Lang lang, const std::string& html, in
   EXPECT_EQ(m["scripts"], 0);
 }
 
+// The first table of the page (the first decision table) ends within the first screen of a
+// 1280 x 900 window, in both languages.
+TEST_F(GuideBrowserTest, DecisionTableOnFirstScreen) {
+  for (Lang lang : {Lang::kFr, Lang::kEn}) {
+    SCOPED_TRACE(LangCode(lang));
+    Layout layout = Measure(work_, lang, html_.at(lang), kWide, Scripts::kOn);
+    std::cout << LangCode(lang) << ".1280: first_table_bottom=" << layout.m["first_table_bottom"] << "\n";
+    EXPECT_GT(layout.m["first_table_bottom"], 0) << "no table";
+    EXPECT_LE(layout.m["first_table_bottom"], kFirstScreenHeight);
+  }
+}
+
 TEST_F(GuideBrowserTest, NoOverflowNoSmallTextChartsDrawn) {
+  // The text checks themselves: a chart with a text past its right edge and two texts on each
+  // other must be caught, or the measuring script has gone blind.
+  const std::string control =
+      "<!DOCTYPE html><html><head><title>c</title></head><body><svg xmlns=\"http://www.w3.org/2000/svg\" "
+      "viewBox=\"0 0 200 100\" style=\"width:200px\" font-size=\"12\"><text x=\"150\" y=\"20\">far too long "
+      "to fit</text><text x=\"10\" y=\"60\">one</text><text x=\"14\" y=\"64\">two</text></svg></body></html>";
+  Layout caught = Measure(work_, Lang::kEn, control, kWide, Scripts::kOn, "control.");
+  EXPECT_EQ(caught.m["svg_texts"], 3);
+  EXPECT_EQ(caught.m["text_outside"], 1) << caught.problems;
+  EXPECT_EQ(caught.m["text_overlaps"], 1) << caught.problems;
+  EXPECT_THAT(caught.problems, HasSubstr("overlap [svg 0] \"two\" / \"one\""));
   for (Lang lang : {Lang::kFr, Lang::kEn}) {
     for (int width : {kNarrow, kWide}) CheckLayout(work_, lang, html_.at(lang), width, Scripts::kOn);
   }

@@ -194,8 +194,8 @@ TEST(RenderCallIndexChartTest, OnePolylinePerCellWithOnePointPerRun) {
     EXPECT_THAT(svg, HasSubstr(lang == Lang::kFr ? "(SIMULÉ)</title>" : "(SIMULATED)</title>"));
     EXPECT_THAT(svg, HasSubstr(lang == Lang::kFr ? "Rang d'appel" : "Call index"));
     EXPECT_EQ(Count(svg, "<polyline"), 2);
-    EXPECT_EQ(Count(svg, "<circle"), 4);               // the gpu warm runs
-    EXPECT_EQ(Count(svg, "width=\"8.0\" height=\"8.0\""), 5);  // the cpu cold runs
+    EXPECT_EQ(Count(svg, "<circle class=\"run\""), 4);  // the gpu warm runs
+    EXPECT_EQ(Count(svg, "<rect class=\"run\""), 5);    // the cpu cold runs
     std::regex polyline("<polyline[^>]*points=\"([^\"]*)\"");
     std::vector<int> points;
     for (auto it = std::sregex_iterator(svg.begin(), svg.end(), polyline); it != std::sregex_iterator(); ++it) {
