@@ -60,7 +60,8 @@ std::string RenderCallIndexChart(const Analysis& analysis, const std::string& ta
   std::set<std::string> metrics;
   std::set<v1::Phase> phases;
   for (const Cell& c : analysis.cells) {
-    if (c.key.task != task) continue;
+    // A cell without an accepted run (all excluded or failed) draws nothing: no line to name.
+    if (c.key.task != task || c.runs.empty()) continue;
     keys.push_back(&c.key);
     metrics.insert(FigureName(c.label, c.unit));
     if (!c.runs.empty()) phases.insert(c.key.phase);

@@ -395,6 +395,22 @@ TEST(CallIndexChartTest, OneNamedLinePerSettingPhaseByMarker) {
   ExpectTextsPlaced("call index", svg);
 }
 
+TEST(CallIndexChartTest, ASettingWithoutAcceptedRunsIsNotNamedAndAllFailedStillDraws) {
+  std::vector<v1::RunRecord> records = ClassRecords();
+  v1::RunRecord failed = MakeRecord("f1", "gpu-box", "gpu-short-memory", v1::PHASE_WARM, 1, 0);
+  failed.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+  records.push_back(failed);
+  auto b = Build(records);
+  const std::string svg = RenderCallIndexChart(b->analysis, "llama-chat", Lang::kEn);
+  EXPECT_THAT(svg, Not(HasSubstr("gpu-short-memory")));
+  EXPECT_EQ(Count(svg, "<polyline"), 3);
+  // A task whose every run failed: the chart's frame, no line, no crash.
+  auto only = Build({failed});
+  const std::string empty = RenderCallIndexChart(only->analysis, "llama-chat", Lang::kEn);
+  EXPECT_THAT(empty, HasSubstr("<svg"));
+  EXPECT_EQ(Count(empty, "<polyline"), 0);
+}
+
 TEST(CallIndexChartTest, ACoveredLineIsDrawnWider) {
   std::vector<v1::RunRecord> records;
   for (uint32_t c = 1; c <= 3; ++c) {
