@@ -105,7 +105,7 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
     std::map<std::string, std::string> files;
     std::map<std::string, std::string> charts;
     for (const auto& task : TasksOf(analysis)) {
-      charts[ChartFileName(task, lang)] = RenderCallIndexChart(analysis, task, lang);
+      if (HasCallIndexSpread(analysis, task)) charts[ChartFileName(task, lang)] = RenderCallIndexChart(analysis, task, lang);
       charts[DurationChartFileName(task, lang)] = RenderDurationChart(analysis, task, lang);
       std::string memory = RenderMemoryChart(analysis, model, task, lang);
       if (!memory.empty()) charts[MemoryChartFileName(task, lang)] = std::move(memory);

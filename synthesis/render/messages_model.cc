@@ -139,22 +139,16 @@ const ModelMessages& ModelMessagesEn() {
       .watch_intro = "The traps and flags the records carry, in plain words; each names its runs (short ids; the "
                      "full ids and the servers' words are under \"Every flag\").",
       .watch_none = "No run is flagged.",
-      .watch_cache_hit = "the server served {count} runs from its execution cache ({runs}): nothing was measured, "
-                         "so they are kept out of every figure; give every run an input of its own (a new seed).",
-      .watch_prompt_cache = "the server reused cached prompt tokens in {count} runs ({runs}): they are kept out; turn "
-                            "its prompt cache off.",
-      .watch_drop = "the throughput drops in {count} warm runs ({runs}): {reason}. Burst and sustained are shown "
-                    "apart.",
-      .watch_failed = "{count} runs failed ({runs}): {reason}",
-      .watch_contended = "the host was busy with other work during {count} runs ({runs}): they are kept out. "
-                         "{reason}",
-      .watch_throttled = "the device throttled during {count} runs ({runs}): {reason}",
-      .watch_no_offload = "the server offloaded no layer to the GPU in {count} runs ({runs}): they are kept out. "
-                          "{reason}",
-      .watch_partial_offload = "the server offloaded fewer layers than asked in {count} runs ({runs}): they are "
-                               "kept out. {reason}",
-      .watch_invalidated = "an operator invalidated {count} runs ({runs}): {reason}",
-      .watch_other = "{code} on {count} runs ({runs}): {reason}",
+      .watch_cache_hit = "runs served from the server's execution cache: {count} ({runs}). Nothing was measured; such runs are kept out of every figure. Give every run an input of its own (a new seed).",
+      .watch_prompt_cache = "runs in which the server reused cached prompt tokens: {count} ({runs}); kept out of every figure. Turn its prompt cache off.",
+      .watch_drop = "warm runs with a throughput drop: {count} ({runs}) — {reason}. Burst and sustained are shown apart.",
+      .watch_failed = "failed runs: {count} ({runs}) — {reason}",
+      .watch_contended = "runs during which the host was busy with other work: {count} ({runs}); kept out — {reason}",
+      .watch_throttled = "runs during which the device throttled: {count} ({runs}) — {reason}",
+      .watch_no_offload = "runs in which the server offloaded no layer to the GPU: {count} ({runs}); kept out — {reason}",
+      .watch_partial_offload = "runs in which the server offloaded fewer layers than asked: {count} ({runs}); kept out — {reason}",
+      .watch_invalidated = "runs an operator invalidated: {count} ({runs}) — {reason}",
+      .watch_other = "runs flagged {code}: {count} ({runs}) — {reason}",
       .threshold_move = "Above {day} {items} a day{users}, {class} no longer keeps up: move to {ref_class}, which "
                         "carries {ref_day} {items} a day.",
       .threshold_users = ", or {users} concurrent users at the {use} target",
@@ -330,23 +324,16 @@ const ModelMessages& ModelMessagesFr() {
                      "exécutions (identifiants courts ; les identifiants complets et les mots des serveurs sont "
                      "sous « Tous les signalements »).",
       .watch_none = "Aucune exécution n'est signalée.",
-      .watch_cache_hit = "le serveur a servi {count} exécutions depuis son cache d'exécution ({runs}) : rien n'a été "
-                         "mesuré, elles sont donc exclues de tous les chiffres ; donner à chaque exécution une entrée "
-                         "qui lui est propre (une nouvelle graine).",
-      .watch_prompt_cache = "le serveur a réutilisé des jetons de prompt en cache dans {count} exécutions ({runs}) : "
-                            "elles sont exclues ; couper son cache de prompt.",
-      .watch_drop = "le débit chute dans {count} exécutions à chaud ({runs}) : {reason}. La pointe et le régime "
-                    "établi sont présentés à part.",
-      .watch_failed = "{count} exécutions ont échoué ({runs}) : {reason}",
-      .watch_contended = "la machine était occupée par d'autres travaux pendant {count} exécutions ({runs}) : elles "
-                         "sont exclues. {reason}",
-      .watch_throttled = "le composant a réduit sa fréquence pendant {count} exécutions ({runs}) : {reason}",
-      .watch_no_offload = "le serveur n'a déchargé aucune couche sur le GPU dans {count} exécutions ({runs}) : elles "
-                          "sont exclues. {reason}",
-      .watch_partial_offload = "le serveur a déchargé moins de couches que demandé dans {count} exécutions ({runs}) : "
-                               "elles sont exclues. {reason}",
-      .watch_invalidated = "un opérateur a invalidé {count} exécutions ({runs}) : {reason}",
-      .watch_other = "{code} sur {count} exécutions ({runs}) : {reason}",
+      .watch_cache_hit = "exécutions servies par le cache d'exécution du serveur : {count} ({runs}). Rien n'a été mesuré ; de telles exécutions sont exclues de tous les chiffres. Donner à chaque exécution une entrée qui lui est propre (une nouvelle graine).",
+      .watch_prompt_cache = "exécutions où le serveur a réutilisé des jetons de prompt en cache : {count} ({runs}) ; exclues de tous les chiffres. Couper son cache de prompt.",
+      .watch_drop = "exécutions à chaud avec une chute de débit : {count} ({runs}) — {reason}. La pointe et le régime établi sont présentés à part.",
+      .watch_failed = "exécutions en échec : {count} ({runs}) — {reason}",
+      .watch_contended = "exécutions pendant lesquelles la machine était occupée par d'autres travaux : {count} ({runs}) ; exclues — {reason}",
+      .watch_throttled = "exécutions pendant lesquelles le composant a réduit sa fréquence : {count} ({runs}) — {reason}",
+      .watch_no_offload = "exécutions où le serveur n'a déchargé aucune couche sur le GPU : {count} ({runs}) ; exclues — {reason}",
+      .watch_partial_offload = "exécutions où le serveur a déchargé moins de couches que demandé : {count} ({runs}) ; exclues — {reason}",
+      .watch_invalidated = "exécutions invalidées par un opérateur : {count} ({runs}) — {reason}",
+      .watch_other = "exécutions signalées {code} : {count} ({runs}) — {reason}",
       .threshold_move = "Au-delà de {day} {items} par jour{users}, {class} ne suit plus : passer à {ref_class}, qui "
                         "traite {ref_day} {items} par jour.",
       .threshold_users = ", ou de {users} utilisateurs simultanés à l'objectif {use}",

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -70,7 +71,9 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
              SweepChartFileName(task, lang) + ")\n\n";
     }
   }
-  out += "![" + std::string(m.chart_alt) + " — " + MdCell(task) + "](" + ChartFileName(task, lang) + ")\n\n";
+  if (model == nullptr || HasCallIndexSpread(a, task)) {
+    out += "![" + std::string(m.chart_alt) + " — " + MdCell(task) + "](" + ChartFileName(task, lang) + ")\n\n";
+  }
   out += "![" + std::string(m.duration_title) + " — " + MdCell(task) + "](" + DurationChartFileName(task, lang) +
          ")\n\n";
   if (HasMemory(a, task)) {
@@ -225,6 +228,18 @@ std::string TaskSlug(const std::string& task) {
 
 std::string ChartFileName(const std::string& task, Lang lang) {
   return "chart-" + TaskSlug(task) + "." + std::string(LangCode(lang)) + ".svg";
+}
+
+bool HasCallIndexSpread(const Analysis& analysis, const std::string& task) {
+  std::optional<uint32_t> first;
+  for (const Cell& c : analysis.cells) {
+    if (c.key.task != task) continue;
+    for (const RunFigure& rf : c.runs) {
+      if (!first) first = rf.call_index;
+      if (rf.call_index != *first) return true;
+    }
+  }
+  return false;
 }
 
 std::vector<std::string> TasksOf(const Analysis& analysis) {

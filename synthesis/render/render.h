@@ -35,6 +35,11 @@ std::string TaskSlug(const std::string& task);
 // "chart-<task-slug>.<lang>.svg"
 std::string ChartFileName(const std::string& task, Lang lang);
 
+// Whether the accepted runs of `task` span at least two call indices: the figure-per-call-index
+// chart says something only then (a Workflow v6 series or a sweep whose every run is call 1 is a
+// stack of points; the guide leaves that chart out).
+bool HasCallIndexSpread(const Analysis& analysis, const std::string& task);
+
 // The distinct tasks of the analysis, in cell order.
 std::vector<std::string> TasksOf(const Analysis& analysis);
 

@@ -337,7 +337,8 @@ void RenderWatchSection(const GuideModel& model, Lang lang, std::string& out) {
                             : w.code == "PARTIAL_OFFLOAD"   ? m.watch_partial_offload
                             : w.code == "INVALIDATED"       ? m.watch_invalidated
                                                             : m.watch_other;
-    std::string where = Code(w.key.machine) + " " + WorkingSetting(w.key, m);
+    std::string where = Code(w.key.machine);
+    if (!w.key.mode.empty() || !w.key.matrix.empty()) where += " " + WorkingSetting(w.key, m);
     if (w.key.phase == v1::PHASE_WARM || w.key.phase == v1::PHASE_VALIDATION) {
       where += " (" + S(w.key.phase == v1::PHASE_WARM ? TableMsg(lang).phase_warm : TableMsg(lang).phase_validation) + ")";
     }

@@ -1153,10 +1153,13 @@ TEST(RenderDecisionTest, TheAnswerAndTheTableSayWhichLevelIsJudged) {
                             "] jetons/s à partir de l'appel `2` : elle est jugée sur le débit qu'elle tient."));
   std::string watch;
   RenderWatchSection(b->model, Lang::kEn, watch);
-  EXPECT_THAT(watch, HasSubstr("- `gpu-box` `gpu` (warm): the server served 1 ["));
-  EXPECT_THAT(watch, HasSubstr("runs from its execution cache (`s3` (call `18`)): nothing was measured"));
-  EXPECT_THAT(watch, HasSubstr("- `gpu-box` `cpu` (warm): 2 ["));
-  EXPECT_THAT(watch, HasSubstr("] runs failed (`f1` (call `25`), `f2` (call `26`)): `out of memory`\n"));
+  EXPECT_THAT(watch, HasSubstr("- `gpu-box` `gpu` (warm): runs served from the server's execution cache: 1 ["));
+  EXPECT_THAT(watch, HasSubstr("] (`s3` (call `18`)). Nothing was measured; such runs are kept out of every figure."));
+  EXPECT_THAT(watch, HasSubstr("- `gpu-box` `cpu` (warm): failed runs: 2 ["));
+  EXPECT_THAT(watch, HasSubstr("] (`f1` (call `25`), `f2` (call `26`)) — `out of memory`\n"));
+  std::string watch_fr;
+  RenderWatchSection(b->model, Lang::kFr, watch_fr);
+  EXPECT_THAT(watch_fr, HasSubstr("- `gpu-box` `cpu` (à chaud) : exécutions en échec : 2 ["));
 }
 
 // Five Workflow v6 repetitions at one batch size: tokens/s (headline), mean latency in s (a
