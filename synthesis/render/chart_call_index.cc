@@ -131,12 +131,7 @@ std::string RenderCallIndexChart(const Analysis& analysis, const std::string& ta
   const ChartHeader header = MakeHeader(title);
   std::string body;
   double y = header.bottom;
-  if (!shared.empty()) {
-    for (const std::string& line : WrapText(std::string(cm.shared) + shared, kChartWidth - 40, 2)) {
-      body += Text(kChartWidth / 2, y + 12, line, "text-anchor=\"middle\" fill=\"#444444\"");
-      y += kLineGap;
-    }
-  }
+  y = AppendSharedLine(cm.shared, shared, y, &body);
   // The phase key: each marker next to its word, on one line.
   {
     double x = 40;

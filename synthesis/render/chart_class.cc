@@ -133,12 +133,7 @@ std::string RenderClassChart(const Analysis& analysis, const GuideModel& model, 
   const ChartHeader header = MakeHeader(title);
   std::string body;
   double y = header.bottom;
-  if (!shared.empty()) {
-    for (const std::string& line : WrapText(std::string(cm.shared) + shared, kChartWidth - 40, 2)) {
-      body += Text(kChartWidth / 2, y + 12, line, "text-anchor=\"middle\" fill=\"#444444\"");
-      y += kLineGap;
-    }
-  }
+  y = AppendSharedLine(cm.shared, shared, y, &body);
   const double left = 16 + label_w + 14;
   const double right = kChartWidth - 16 - TextWidth(TickText(xs.hi, xs.step, lang)) / 2;
   auto X = [&](double v) { return xs.At(v, left, right); };

@@ -449,4 +449,13 @@ std::string SharedLabel(const CellKey& any, const KeyParts& parts) {
   return Join(out, " · ");
 }
 
+double AppendSharedLine(std::string_view prefix, const std::string& shared, double y, std::string* body) {
+  if (shared.empty()) return y;
+  for (const std::string& line : WrapText(std::string(prefix) + shared, kChartWidth - 40, 2)) {
+    *body += Text(kChartWidth / 2, y + 12, line, "text-anchor=\"middle\" fill=\"#444444\"");
+    y += kLineGap;
+  }
+  return y;
+}
+
 }  // namespace benchfleet::synthesis

@@ -49,6 +49,11 @@ struct ChartHeader {
 };
 ChartHeader MakeHeader(std::string_view title);
 
+// The parts every line of a chart shares ("All: llama-server"), centred under the title, wrapped to
+// two lines at most, appended to `body` from `y` on; returns the y below them. `prefix` is the
+// catalogue's "All: " (ChartMessages::shared); an empty `shared` writes nothing.
+double AppendSharedLine(std::string_view prefix, const std::string& shared, double y, std::string* body);
+
 // The whole SVG: root with viewBox 0 0 kChartWidth height and aria-labelledby "<id>-title <id>-desc",
 // <title>, <desc>, a white background, the header's lines, then `body`.
 std::string SvgDocument(double height, const std::string& id, std::string_view title, std::string_view desc,

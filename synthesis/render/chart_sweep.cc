@@ -243,12 +243,7 @@ std::string RenderSweepChart(const Analysis& analysis, const std::string& task, 
     label_width = std::min(label_width, 240.0);
     const double label_x = kChartWidth - 10 - label_width;
     const double right = label_x - 26;
-    if (!shared.empty()) {
-      for (const std::string& line : WrapText(std::string(cm.shared) + shared, kChartWidth - 40, 2)) {
-        body += Text(kChartWidth / 2, y + 12, line, "text-anchor=\"middle\" fill=\"#444444\"");
-        y += kLineGap;
-      }
-    }
+    y = AppendSharedLine(cm.shared, shared, y, &body);
     std::vector<std::string> names_text;
     for (const Curve& c : curves) names_text.push_back(c.label);
     const double plot_h = std::max(240.0, EndLabelsHeight(names_text, label_width) + 10);

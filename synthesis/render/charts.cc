@@ -102,12 +102,7 @@ std::string RenderDurationChart(const Analysis& analysis, const std::string& tas
   const ChartHeader header = MakeHeader(title);
   std::string body;
   double y = header.bottom;
-  if (!shared.empty()) {
-    for (const std::string& line : WrapText(std::string(cm.shared) + shared, kChartWidth - 40, 2)) {
-      body += Text(kChartWidth / 2, y + 12, line, "text-anchor=\"middle\" fill=\"#444444\"");
-      y += kLineGap;
-    }
-  }
+  y = AppendSharedLine(cm.shared, shared, y, &body);
   const double left = 20 + 8 + TicksWidth(ys, lang) + 8, right = kChartWidth - 20;
   const double top = y + 12, bottom = top + 260;
   const double col_w = (right - left) / static_cast<double>(std::max<size_t>(1, cells.size()));
