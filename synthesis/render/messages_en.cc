@@ -55,7 +55,7 @@ const Messages& MessagesEn() {
       .legend_warm = "warm",
       .legend_cold = "cold",
       .legend_other = "other",
-      .cond_section = "Appendix: the machines' conditions",
+      .cond_section = "Appendix: machine conditions",
       .cond_intro = "One entry per series: the runs sharing a conditions fingerprint (measured live), or the runs "
                     "of one imported file on one machine. Versions, dates and sizes are quoted as recorded.",
       .cond_none = "No series.",

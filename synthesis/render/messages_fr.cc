@@ -58,7 +58,7 @@ const Messages& MessagesFr() {
       .legend_warm = "à chaud",
       .legend_cold = "à froid",
       .legend_other = "autre",
-      .cond_section = "Annexe : les conditions des machines",
+      .cond_section = "Annexe : conditions des machines",
       .cond_intro = "Une entrée par série : les exécutions qui partagent une empreinte de conditions (mesures en "
                     "direct), ou celles d'un fichier importé sur une machine. Versions, dates et tailles sont "
                     "citées telles qu'enregistrées.",

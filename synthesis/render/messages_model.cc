@@ -37,7 +37,7 @@ const ModelMessages& ModelMessagesEn() {
       .not_for = "not for {use}",
       .list_separator = ", ",
 
-      .thresholds_section = "Thresholds for moving to a dedicated GPU",
+      .thresholds_section = "When to move to a dedicated GPU",
       .thresholds_intro = "Capacity of each class' best setting: its rate × {k3600} s/h × the hours worked per day "
                           "(targets); above that workload the setting no longer keeps up. Concurrent users: its rate "
                           "÷ the rate one interactive user needs (targets).",
@@ -104,8 +104,7 @@ const ModelMessages& ModelMessagesEn() {
       .answer_meets_none = "meets no target",
       .and_word = " and ",
       .answer_machine = "{machine} {verdict} ({details})",
-      .answer_drop = "{machine} falls from {burst} to {sustained} {unit} from call {call}: it is judged on the "
-                     "rate it sustains.",
+      .answer_sustained = "{figure} sustained from call {call}, after a burst of {burst}",
       .answer_no_target = "{task}: no targets entry matches this task; its figures are listed without a verdict.",
       .contents = "Contents",
       .decision_section = "Decision tables",
@@ -214,7 +213,7 @@ const ModelMessages& ModelMessagesFr() {
       .not_for = "pas pour {use}",
       .list_separator = ", ",
 
-      .thresholds_section = "Seuils de passage à un GPU dédié",
+      .thresholds_section = "Quand passer à un GPU dédié",
       .thresholds_intro = "Capacité du meilleur réglage de chaque classe : son débit × {k3600} s/h × les heures de "
                           "travail par jour (objectifs) ; au-delà de cette charge, le réglage ne suit plus. "
                           "Utilisateurs simultanés : son débit ÷ le débit qu'il faut à un utilisateur interactif "
@@ -285,8 +284,7 @@ const ModelMessages& ModelMessagesFr() {
       .answer_meets_none = "n'atteint aucun objectif",
       .and_word = " et ",
       .answer_machine = "{machine} {verdict} ({details})",
-      .answer_drop = "{machine} tombe de {burst} à {sustained} {unit} à partir de l'appel {call} : elle est jugée "
-                     "sur le débit qu'elle tient.",
+      .answer_sustained = "{figure} en régime établi à partir de l'appel {call}, après une pointe à {burst}",
       .answer_no_target = "{task} : aucune entrée des objectifs ne correspond à cette tâche ; ses chiffres sont "
                           "listés sans verdict.",
       .contents = "Sommaire",

@@ -76,7 +76,7 @@ struct ModelMessages {
   std::string_view answer_meets_all, answer_meets_some, answer_meets_none;  // {met} {missed}
   std::string_view and_word;            // " and "
   std::string_view answer_machine;      // {machine} {verdict} {details}: setting, figure, cost
-  std::string_view answer_drop;         // {machine} {burst} {sustained} {unit} {call}
+  std::string_view answer_sustained;    // {figure} {call} {burst}: the judged figure of a machine that drops
   std::string_view answer_no_target;    // {task}: no targets entry
   std::string_view contents;            // "Contents"
   std::string_view decision_section;    // "Decision tables"

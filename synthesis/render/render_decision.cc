@@ -218,7 +218,17 @@ void RenderAnswer(const Analysis& analysis, const GuideModel& model, Lang lang, 
       // In parentheses: the setting (when it has one), the figure judged, the cost (when priced).
       std::vector<std::string> details;
       if (!key.mode.empty() || !key.matrix.empty()) details.push_back(WorkingSetting(key, m));
-      details.push_back(FigureWithUnit(row->verdict.figure, lang));
+      // A machine whose throughput drops: the figure judged is the sustained one, and the burst it
+      // reached first stands beside it.
+      if (row->burst && row->sustained) {
+        const Level& burst = *row->burst;
+        details.push_back(Fill(m.answer_sustained,
+                               {{"figure", FigureWithUnit(row->verdict.figure, lang)},
+                                {"call", Code(std::to_string(row->drop_call))},
+                                {"burst", LevelText(burst.median, burst.min, burst.max, lang, m)}}));
+      } else {
+        details.push_back(FigureWithUnit(row->verdict.figure, lang));
+      }
       if (!cost.empty()) details.push_back(cost);
       machines.push_back(Fill(m.answer_machine, {{"machine", Code(row->verdict.key.machine)},
                                                  {"verdict", Fill(verdict, {{"met", Join(met, S(m.and_word))},
@@ -226,15 +236,6 @@ void RenderAnswer(const Analysis& analysis, const GuideModel& model, Lang lang, 
                                                  {"details", Join(details, ", ")}}));
     }
     sentences.push_back(Fill(m.answer_task, {{"task", Code(d.task)}, {"uses", Join(machines, lang == Lang::kFr ? " ; " : "; ")}}));
-    for (const DecisionRow& row : d.rows) {
-      if (!row.burst || !row.sustained) continue;
-      sentences.back() += " " + Fill(m.answer_drop, {{"machine", Code(row.verdict.key.machine)},
-                                               {"burst", LevelText(row.burst->median, row.burst->min, row.burst->max, lang, m)},
-                                               {"sustained", LevelText(row.sustained->median, row.sustained->min,
-                                                                       row.sustained->max, lang, m)},
-                                               {"unit", Word(LocalWords(row.verdict.figure.unit, lang))},
-                                               {"call", Code(std::to_string(row.drop_call))}});
-    }
   }
   if (sentences.empty()) return;
   for (const std::string& sentence : sentences) out += "- " + sentence + "\n";

@@ -871,7 +871,7 @@ TEST(RenderModelTest, EnglishSectionsShowVerdictsArithmeticAndRules) {
   EXPECT_THAT(md, HasSubstr("### Task `solo`\n\nNo entry of the targets matches this task"));
 
   const TaskThreshold& th = b->model.thresholds[0];
-  EXPECT_THAT(md, HasSubstr("## Thresholds for moving to a dedicated GPU\n\n"));
+  EXPECT_THAT(md, HasSubstr("## When to move to a dedicated GPU\n\n"));
   EXPECT_THAT(md, HasSubstr("Reference: `a100`, a dedicated GPU, setting `gpu-box / llama-server / gpu / ctx=4096`."));
   EXPECT_THAT(md, HasSubstr("- `a100` `gpu-box / llama-server / gpu / ctx=4096`: " +
                             R(th.reference.items_per_second, en) + " tokens/s × `3600` s/h × 20.0 [" +
@@ -928,7 +928,7 @@ TEST(RenderModelTest, FrenchSectionsUseDecimalCommasAndTheirOwnWords) {
                             "] jetons/s | pire exécution | 0,0355 [" + m1.seconds_per_item.source_id +
                             "] | convient | non | oui |\n"));
   const TaskThreshold& th = b->model.thresholds[0];
-  EXPECT_THAT(md, HasSubstr("## Seuils de passage à un GPU dédié\n\n"));
+  EXPECT_THAT(md, HasSubstr("## Quand passer à un GPU dédié\n\n"));
   EXPECT_THAT(md, HasSubstr("× `3600` s/h × 20,0 [" + th.hours_per_day.source_id + "] h/jour = 8640000 [" +
                             th.reference.items_per_day.source_id + "] jetons/jour ; "));
   const TaskCost& cost = b->model.costs[0];
@@ -961,7 +961,7 @@ TEST(RenderModelTest, DefaultTargetsWithoutPriceOrSecondClassSaySo) {
   EXPECT_THAT(SourceOf(b->analysis, v.uses[0].target).input_refs, ElementsAre("default-targets.yaml:51"));
   std::string md = Sections(b->model, Lang::kEn);
   EXPECT_THAT(md, HasSubstr("Targets used: `default-targets.yaml`."));
-  EXPECT_THAT(md, HasSubstr("## Thresholds for moving to a dedicated GPU\n\nCapacity of each class' best setting: "
+  EXPECT_THAT(md, HasSubstr("## When to move to a dedicated GPU\n\nCapacity of each class' best setting: "
                             "its rate × `3600` s/h × the hours worked per day (targets); above that workload the "
                             "setting no longer keeps up. Concurrent users: its rate ÷ the rate one interactive user "
                             "needs (targets).\n\nNo task was measured on two classes or more: no threshold.\n\n"));
@@ -1132,9 +1132,9 @@ TEST(RenderDecisionTest, TheAnswerAndTheTableSayWhichLevelIsJudged) {
   std::string answer;
   RenderAnswer(b->analysis, b->model, Lang::kEn, answer);
   EXPECT_THAT(answer, HasSubstr("- `chat`: `gpu-box` meets interactive and batch (`gpu, ctx=4096`, 120 ["));
-  EXPECT_THAT(answer, HasSubstr("`mac-1` falls from 30.0 [" + m1pro.burst->min->source_id + "] – 52.9 [" +
-                                m1pro.burst->max->source_id + "] to 28.2 [" + m1pro.sustained->min->source_id +
-                                "] tokens/s from call `2`: it is judged on the rate it sustains."));
+  EXPECT_THAT(answer, HasSubstr("`mac-1` meets interactive, not batch (`gpu, ctx=4096`, 28.2 [" +
+                                m1pro.verdict.figure.source_id + "] tokens/s sustained from call `2`, after a burst of 30.0 [" +
+                                m1pro.burst->min->source_id + "] – 52.9 [" + m1pro.burst->max->source_id + "], "));
   std::string table;
   RenderDecisionSection(b->analysis, b->model, Lang::kEn, table);
   EXPECT_THAT(table, HasSubstr("| Machine | Verdict | Working setting | Burst (tokens_per_second (tokens/s)) | Sustained "
@@ -1148,9 +1148,10 @@ TEST(RenderDecisionTest, TheAnswerAndTheTableSayWhichLevelIsJudged) {
                                "] | not measured |"));
   std::string fr;
   RenderAnswer(b->analysis, b->model, Lang::kFr, fr);
-  EXPECT_THAT(fr, HasSubstr("`mac-1` tombe de 30,0 [" + m1pro.burst->min->source_id + "] – 52,9 [" +
-                            m1pro.burst->max->source_id + "] à 28,2 [" + m1pro.sustained->min->source_id +
-                            "] jetons/s à partir de l'appel `2` : elle est jugée sur le débit qu'elle tient."));
+  EXPECT_THAT(fr, HasSubstr("`mac-1` atteint interactive, pas batch (`gpu, ctx=4096`, 28,2 [" +
+                            m1pro.verdict.figure.source_id + "] jetons/s en régime établi à partir de l'appel `2`, après "
+                            "une pointe à 30,0 [" + m1pro.burst->min->source_id + "] – 52,9 [" +
+                            m1pro.burst->max->source_id + "], "));
   std::string watch;
   RenderWatchSection(b->model, Lang::kEn, watch);
   EXPECT_THAT(watch, HasSubstr("- `gpu-box` `gpu` (warm): runs served from the server's execution cache: 1 ["));

@@ -230,7 +230,7 @@ TEST(RenderHtmlTest, CollapsedMarkerMakesTheNextSectionADetailsElement) {
   // At the end of the page, the section is closed too; the marker itself never shows.
   std::string body = BodyOf("<!-- collapsed -->\n## Last\n\nText.\n");
   EXPECT_EQ(body, "<details>\n<summary><h2 id=\"last\">Last</h2></summary>\n<p>Text.</p>\n</details>\n");
-  EXPECT_EQ(HeadingId("Appendix: the machines' conditions"), "appendix-the-machines-conditions");
+  EXPECT_EQ(HeadingId("Appendix: machine conditions"), "appendix-machine-conditions");
 }
 
 }  // namespace
