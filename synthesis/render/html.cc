@@ -29,7 +29,7 @@
 // at which its smallest font-size attribute is still 12 px (min-width = viewBox width x 12 / smallest
 // font-size, as an inline style; 800 px for the current charts): on a phone the chart scrolls in
 // its box rather than shrinking its text. Long code spans and words wrap (overflow-wrap:anywhere)
-// outside tables; content is at most 72rem wide. No <script>, no external resource, one <style>.
+// outside tables; content is at most 78rem wide. No <script>, no external resource, one <style>.
 // Same input, same bytes.
 #include "synthesis/render/html.h"
 
@@ -51,7 +51,7 @@ constexpr std::string_view kCss =
     "html{-webkit-text-size-adjust:100%;text-size-adjust:100%}\n"
     "body{margin:0;font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica Neue\",Arial,sans-serif;"
     "font-size:16px;line-height:1.5;color:#1a1a1a;background:#ffffff}\n"
-    "main{max-width:72rem;margin:0 auto;padding:0.5rem 1rem 2rem}\n"
+    "main{max-width:78rem;margin:0 auto;padding:0.5rem 1rem 2rem}\n"
     "h1{font-size:1.75rem;line-height:1.25}\n"
     "h2{font-size:1.375rem;line-height:1.3;margin-top:1.75rem}\n"
     "h3{font-size:1.125rem;margin-top:1.25rem}\n"

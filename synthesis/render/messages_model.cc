@@ -290,16 +290,16 @@ const ModelMessages& ModelMessagesFr() {
       .contents = "Sommaire",
       .decision_section = "Tableaux de décision",
       .decision_intro = "Une ligne par classe de machine : son meilleur réglage (le débit le plus élevé parmi ses "
-                        "réglages à chaud), jugé au regard des objectifs. En pointe : les premiers appels à chaud ; "
-                        "en régime établi : les appels à partir du premier signalé comme une chute. Un chiffre est "
+                        "réglages à chaud), jugé au regard des objectifs. Pointe : les premiers appels à chaud ; "
+                        "régime établi : les appels à partir du premier signalé comme une chute. Un chiffre est "
                         "une médiane à partir de cinq exécutions, sinon la valeur de chaque exécution ou leur "
                         "étendue.",
       .decision_targets = "Objectifs : {targets}.",
       .col_machine = "Machine",
       .col_verdict = "Verdict",
       .col_working_setting = "Réglage retenu",
-      .col_burst = "En pointe ({label})",
-      .col_sustained = "En régime établi ({label})",
+      .col_burst = "Pointe ({label})",
+      .col_sustained = "Régime établi ({label})",
       .col_runs = "Exécutions",
       .col_memory = "Mémoire nécessaire",
       .col_cost = "Coût",
