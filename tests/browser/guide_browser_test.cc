@@ -306,12 +306,8 @@ class GuideBrowserTest : public ::testing::Test {
   // and writes guide.<lang>.html. A chart the Markdown does not show yet is appended to it (and
   // the page rendered again), so that every chart BuildGuideFiles makes is laid out and measured.
   void WriteGuide(const std::vector<v1::RunRecord>& extra) {
-    std::string root = std::string(BENCHFLEET_SOURCE_DIR) + "/tests/fixtures";
-    absl::StatusOr<ReadResult> read = ReadMeasurementFiles(
-        Env::Default(), {root + "/guide/series-a100", root + "/guide/series-m1pro",
-                         root + "/guide/series-demo-sd15-txt2img", root + "/guide/series-demo-sd15-cache-trap",
-                         root + "/llama-bench/llama-bench.json", root + "/comfyui/server_log.txt",
-                         root + "/llama-server/startup_verbose_lv4.log"});
+    absl::StatusOr<ReadResult> read =
+        ReadMeasurementFiles(Env::Default(), testing::GoldenGuideInputsUnder(BENCHFLEET_SOURCE_DIR));
     ASSERT_TRUE(read.ok()) << read.status();
     GuideInput input;
     input.records = read->records;

@@ -13,6 +13,28 @@
 
 namespace benchfleet::testing {
 
+// The inputs of the golden guide (tests/golden/guide), relative to the source tree: the guide's
+// series folders and the real captures. The chart and browser tests read the same ones.
+inline const std::vector<std::string>& GoldenGuideInputs() {
+  static const std::vector<std::string> inputs = {
+      "tests/fixtures/guide/series-a100",
+      "tests/fixtures/guide/series-m1pro",
+      "tests/fixtures/guide/series-demo-sd15-txt2img",
+      "tests/fixtures/guide/series-demo-sd15-cache-trap",
+      "tests/fixtures/llama-bench/llama-bench.json",
+      "tests/fixtures/comfyui/server_log.txt",
+      "tests/fixtures/llama-server/startup_verbose_lv4.log",
+  };
+  return inputs;
+}
+
+// GoldenGuideInputs() under `source_dir` (absolute paths).
+inline std::vector<std::string> GoldenGuideInputsUnder(const std::string& source_dir) {
+  std::vector<std::string> out;
+  for (const std::string& p : GoldenGuideInputs()) out.push_back(source_dir + "/" + p);
+  return out;
+}
+
 // Task "llama-sweep-openai" (the default targets' "llama*" entry: tokens) on two machines, classes
 // a100 (five warm runs per value: medians) and l4 (three: ranges), concurrency 1, 4, 8 and 16, the
 // output rate as main figure, a TTFT p99 and a mean latency as further headline figures.

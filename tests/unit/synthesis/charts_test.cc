@@ -479,12 +479,8 @@ TEST(MemoryChartByClassTest, ClassesAndNotMeasured) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(GuideChartsTest, EveryTextInsideItsChartAndClearOfTheOthers) {
-  const std::string root = std::string(BENCHFLEET_SOURCE_DIR) + "/tests/fixtures";
-  absl::StatusOr<ReadResult> read = ReadMeasurementFiles(
-      Env::Default(), {root + "/guide/series-a100", root + "/guide/series-m1pro",
-                       root + "/guide/series-demo-sd15-txt2img", root + "/guide/series-demo-sd15-cache-trap",
-                       root + "/llama-bench/llama-bench.json", root + "/comfyui/server_log.txt",
-                       root + "/llama-server/startup_verbose_lv4.log"});
+  absl::StatusOr<ReadResult> read =
+      ReadMeasurementFiles(Env::Default(), testing::GoldenGuideInputsUnder(BENCHFLEET_SOURCE_DIR));
   ASSERT_TRUE(read.ok()) << read.status();
   GuideInput input;
   input.records = read->records;

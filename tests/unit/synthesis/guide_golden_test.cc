@@ -16,20 +16,13 @@
 #include "gtest/gtest.h"
 #include "synthesis/guide.h"
 #include "synthesis/readers/file_record.h"
+#include "tests/support/guide_sweep_records.h"
 
 namespace benchfleet::synthesis {
 namespace {
 
 // Paths relative to the source tree, so that provenance (FILE:LINE) is the same on every checkout.
-const std::vector<std::string> kInputs = {
-    "tests/fixtures/guide/series-a100",
-    "tests/fixtures/guide/series-m1pro",
-    "tests/fixtures/guide/series-demo-sd15-txt2img",
-    "tests/fixtures/guide/series-demo-sd15-cache-trap",
-    "tests/fixtures/llama-bench/llama-bench.json",
-    "tests/fixtures/comfyui/server_log.txt",
-    "tests/fixtures/llama-server/startup_verbose_lv4.log",
-};
+const std::vector<std::string>& kInputs = testing::GoldenGuideInputs();
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
