@@ -2,6 +2,7 @@
 // a successful store, retries with backoff while the store is down, cancelled work dropped,
 // machine updates applied later, and what each of those tells the metrics. Nothing sleeps for real.
 #include <future>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -144,7 +145,10 @@ TEST_F(GroupCommitterTest, DropsCancelledWorkAndReportsNothingAfterStop) {
   EXPECT_THAT(kept_done.get_future().get(), ElementsAre(StoreOutcome::kStored, StoreOutcome::kStored));
   EXPECT_EQ(store_.stored().size(), 2u);
 
-  store_.FailNext(100);
+  // Down for good: StopWhileAdvancing moves the clock a second per turn until Stop() returns, and
+  // on a busy host that can be more turns than any finite count of failures (100 were used up once,
+  // and the work got stored).
+  store_.FailNext(std::numeric_limits<int>::max());
   std::promise<std::vector<StoreOutcome>> never;
   auto never_result = never.get_future();
   ASSERT_TRUE(committer.Submit(MakeWork(1, &never)).ok());
