@@ -21,12 +21,6 @@ constexpr std::string_view kThroughputDrop = "THROUGHPUT_DROP";
 // The backend whose cells get the Workflow v6 method's own table.
 constexpr std::string_view kWorkflowBackend = "workflow";
 
-const Cell* FindCell(const Analysis& analysis, const CellKey& key) {
-  auto it = std::lower_bound(analysis.cells.begin(), analysis.cells.end(), key,
-                             [](const Cell& c, const CellKey& k) { return c.key < k; });
-  return it != analysis.cells.end() && it->key == key ? &*it : nullptr;
-}
-
 std::string ProvenanceOfSource(const SourceTable& sources, const std::string& id) {
   const Source* s = sources.Find(id);
   return s != nullptr && s->provenance.size() == 1 ? s->provenance[0] : "unknown";
@@ -68,10 +62,6 @@ Level LevelOf(const std::vector<const RunFigure*>& runs, const std::string& unit
   return level;
 }
 
-bool IsDeviceKind(v1::MemoryKind kind) {
-  return kind == v1::MEMORY_KIND_DEVICE_USED || kind == v1::MEMORY_KIND_DEVICE_BUFFER;
-}
-
 DecisionRow RowOf(const CellVerdict& verdict, const Cell& cell, const Analysis& analysis, SourceTable& sources) {
   DecisionRow row;
   row.verdict = verdict;
@@ -94,8 +84,8 @@ DecisionRow RowOf(const CellVerdict& verdict, const Cell& cell, const Analysis& 
     }
   }
   for (const MemoryEntry& m : cell.memory) {
-    const bool better_kind = !row.memory || (IsDeviceKind(m.kind) && !IsDeviceKind(row.memory->kind));
-    const bool same_family = row.memory && IsDeviceKind(m.kind) == IsDeviceKind(row.memory->kind);
+    const bool better_kind = !row.memory || (IsDeviceMemory(m.kind) && !IsDeviceMemory(row.memory->kind));
+    const bool same_family = row.memory && IsDeviceMemory(m.kind) == IsDeviceMemory(row.memory->kind);
     if (better_kind || (same_family && m.bytes.value > row.memory->bytes.value)) row.memory = m;
   }
   return row;

@@ -34,19 +34,6 @@ std::string ClassOf(const GuideContext& context, const std::string& machine) {
 // A rate (tokens/s, images/s) is higher-better; the rest (seconds, the wall-time fallback) lower.
 bool IsRate(const Cell& cell) { return cell.better == v1::BETTER_HIGHER; }
 
-// The cells a task is judged on: its warm cells, and the cold cells of a machine, backend, mode
-// and matrix point that has no warm cell (a Workflow v6 series restarts its container for every
-// repetition: every run is cold).
-bool IsJudged(const Cell& cell, const Analysis& analysis) {
-  if (cell.key.phase == v1::PHASE_WARM) return true;
-  if (cell.key.phase != v1::PHASE_COLD) return false;
-  CellKey warm = cell.key;
-  warm.phase = v1::PHASE_WARM;
-  auto it = std::lower_bound(analysis.cells.begin(), analysis.cells.end(), warm,
-                             [](const Cell& c, const CellKey& k) { return c.key < k; });
-  return it == analysis.cells.end() || it->key != warm;
-}
-
 struct CellFigure {
   std::string basis;
   Figure figure;
@@ -115,7 +102,7 @@ TaskVerdicts VerdictsFor(const std::string& task, const GuideContext& context, c
   // Warm cells with a positive figure (a zero figure has no seconds per item), by class then key.
   std::vector<std::tuple<std::string, const Cell*, CellFigure>> judged;
   for (const Cell& c : analysis.cells) {
-    if (c.key.task != task || !IsJudged(c, analysis)) continue;
+    if (c.key.task != task || !IsJudgedCell(c, analysis)) continue;
     std::optional<CellFigure> cf = FigureOf(c);
     if (!cf || !(cf->figure.value > 0)) continue;
     judged.emplace_back(ClassOf(context, c.key.machine), &c, *cf);
@@ -544,7 +531,7 @@ class RuleBuilder {
     for (const Cell& c : analysis_.cells) {
       if (c.key.task != tv.task) continue;
       for (const MemoryEntry& m : c.memory) {
-        bool device = m.kind == v1::MEMORY_KIND_DEVICE_USED || m.kind == v1::MEMORY_KIND_DEVICE_BUFFER;
+        bool device = IsDeviceMemory(m.kind);
         bool cpu_rss = m.kind == v1::MEMORY_KIND_PROCESS_PEAK_RSS && c.key.mode == "cpu";
         if (!device && !cpu_rss) continue;
         auto& [cell, entry] = largest[m.kind];
@@ -561,17 +548,8 @@ class RuleBuilder {
       r.words["kind"] = entry->label;
       r.words["scope"] = entry->scope;
       // The headroom: the capacity of the memory the kind lives in, as the machine's conditions say.
-      const bool device = entry->kind == v1::MEMORY_KIND_DEVICE_USED || entry->kind == v1::MEMORY_KIND_DEVICE_BUFFER;
-      for (const SeriesConditions& s : model_.series) {
-        if (s.machine != cell->key.machine || !s.conditions) continue;
-        uint64_t bytes = 0;
-        if (device) {
-          for (const auto& a : s.conditions->accelerators()) bytes = std::max<uint64_t>(bytes, a.memory_bytes());
-        } else {
-          bytes = s.conditions->memory_bytes();
-        }
-        if (bytes > 0) r.words["capacity_bytes"] = std::to_string(bytes);
-        break;
+      if (uint64_t bytes = MemoryCapacityBytes(model_.series, cell->key.machine, entry->kind); bytes > 0) {
+        r.words["capacity_bytes"] = std::to_string(bytes);
       }
       r.figures["memory"] = entry->human;  // MiB or GiB, a formula over the peak's bytes
       model_.rules.push_back(std::move(r));
@@ -585,6 +563,29 @@ class RuleBuilder {
 };
 
 }  // namespace
+
+bool IsJudgedCell(const Cell& cell, const Analysis& analysis) {
+  if (cell.key.phase == v1::PHASE_WARM) return true;
+  if (cell.key.phase != v1::PHASE_COLD) return false;
+  CellKey warm = cell.key;
+  warm.phase = v1::PHASE_WARM;
+  return FindCell(analysis, warm) == nullptr;
+}
+
+uint64_t MemoryCapacityBytes(const std::vector<SeriesConditions>& series, const std::string& machine,
+                             v1::MemoryKind kind) {
+  for (const SeriesConditions& s : series) {
+    if (s.machine != machine || !s.conditions) continue;
+    uint64_t bytes = 0;
+    if (IsDeviceMemory(kind)) {
+      for (const auto& a : s.conditions->accelerators()) bytes = std::max<uint64_t>(bytes, a.memory_bytes());
+    } else {
+      bytes = s.conditions->memory_bytes();
+    }
+    if (bytes > 0) return bytes;
+  }
+  return 0;
+}
 
 void DeriveVerdicts(const GuideContext& context, Analysis* analysis, GuideModel* model) {
   model->targets = &context.targets;

@@ -306,6 +306,16 @@ struct GuideModel {
   const Targets* targets = nullptr;        // the targets used (points into the context)
 };
 
+// Whether the verdicts judge `cell`: a warm cell, or a cold one of a setting that has no warm cell
+// (a Workflow v6 series restarts its container for every repetition: every run is cold).
+bool IsJudgedCell(const Cell& cell, const Analysis& analysis);
+
+// The capacity of the memory `kind` lives in on `machine`, as the first of its series whose
+// conditions record it says: the largest accelerator's memory for device kinds, the host's memory
+// for the others; 0 when none does.
+uint64_t MemoryCapacityBytes(const std::vector<SeriesConditions>& series, const std::string& machine,
+                             v1::MemoryKind kind);
+
 // Section 1 only. Adds count sources to analysis->sources. Same as AddSeriesSources(DraftSeries(...)).
 std::vector<SeriesConditions> SummarizeSeries(const std::vector<v1::RunRecord>& records,
                                               const GuideContext& context, const MachineOf& machine_of,

@@ -357,6 +357,12 @@ void ShiftCellSourceIds(size_t shift, Cell* cell) {
 
 }  // namespace
 
+const Cell* FindCell(const Analysis& analysis, const CellKey& key) {
+  auto it = std::lower_bound(analysis.cells.begin(), analysis.cells.end(), key,
+                             [](const Cell& c, const CellKey& k) { return c.key < k; });
+  return it != analysis.cells.end() && it->key == key ? &*it : nullptr;
+}
+
 std::string DefaultMachineOf(const v1::RunRecord& record) {
   auto it = record.params().find("machine");
   return it != record.params().end() && !it->second.empty() ? it->second : record.agent_id();

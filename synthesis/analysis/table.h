@@ -145,6 +145,14 @@ inline constexpr int kDistributionAboveRuns = 20;
 // else "wall_seconds" (records without a declaration: the run's wall time).
 std::string SelectMetricName(const std::vector<const RunRow*>& runs);
 
+// The cell of `key` in `analysis.cells` (sorted by key), or nullptr.
+const Cell* FindCell(const Analysis& analysis, const CellKey& key);
+
+// Whether a memory kind is accelerator memory (DEVICE_USED, DEVICE_BUFFER) rather than the host's.
+inline bool IsDeviceMemory(v1::MemoryKind kind) {
+  return kind == v1::MEMORY_KIND_DEVICE_USED || kind == v1::MEMORY_KIND_DEVICE_BUFFER;
+}
+
 // Returns the value of `metric` in `row` ("wall_seconds" reads wall_duration), if present.
 std::optional<double> MetricOf(const RunRow& row, std::string_view metric);
 

@@ -19,12 +19,6 @@
 namespace benchfleet::synthesis {
 namespace {
 
-const Cell* FindCell(const Analysis& analysis, const CellKey& key) {
-  auto it = std::lower_bound(analysis.cells.begin(), analysis.cells.end(), key,
-                             [](const Cell& c, const CellKey& k) { return c.key < k; });
-  return it != analysis.cells.end() && it->key == key ? &*it : nullptr;
-}
-
 // Deterministic spread in [-0.5, 0.5) (the golden ratio's multiples, as the duration chart).
 double Jitter(size_t k) {
   double f = static_cast<double>(k) * 0.6180339887498949;

@@ -52,15 +52,7 @@ std::vector<const Cell*> JudgedCells(const Analysis& analysis, const std::string
   std::vector<const Cell*> out;
   for (const Cell& c : analysis.cells) {
     if (c.key.task != task || c.runs.empty()) continue;
-    if (c.key.phase == v1::PHASE_WARM) {
-      out.push_back(&c);
-    } else if (c.key.phase == v1::PHASE_COLD) {
-      CellKey warm = c.key;
-      warm.phase = v1::PHASE_WARM;
-      auto it = std::lower_bound(analysis.cells.begin(), analysis.cells.end(), warm,
-                                 [](const Cell& a, const CellKey& k) { return a.key < k; });
-      if (it == analysis.cells.end() || it->key != warm) out.push_back(&c);
-    }
+    if (IsJudgedCell(c, analysis)) out.push_back(&c);
   }
   return out;
 }

@@ -12,9 +12,7 @@ std::vector<ChartTarget> ChartTargets(const Analysis& analysis, const GuideModel
     if (t.task == task) tv = &t;
   }
   if (tv == nullptr || tv->targets == nullptr || tv->cells.empty()) return out;
-  auto it = std::lower_bound(analysis.cells.begin(), analysis.cells.end(), tv->cells.front().key,
-                             [](const Cell& c, const CellKey& k) { return c.key < k; });
-  const Cell* cell = it != analysis.cells.end() && it->key == tv->cells.front().key ? &*it : nullptr;
+  const Cell* cell = FindCell(analysis, tv->cells.front().key);
   if (cell == nullptr) return out;
   const bool rate = cell->better == v1::BETTER_HIGHER;
   // A rate of the task's items per second takes a minimum rate as it is and a maximum time per

@@ -53,9 +53,6 @@ double Jitter(size_t k) {
   return f - std::floor(f) - 0.5;
 }
 
-bool IsDeviceKind(v1::MemoryKind kind) {
-  return kind == v1::MEMORY_KIND_DEVICE_USED || kind == v1::MEMORY_KIND_DEVICE_BUFFER;
-}
 
 // The lines naming a column under the duration chart: each differing part of its key on a line of
 // its own (wrapped to the column), then the phase.
@@ -255,7 +252,7 @@ std::string RenderMemory(const Analysis& analysis, const std::string& task, Lang
     std::string setting = SettingLabel(c->key, parts);
     if (machines_of_class[cls].size() > 1) setting = c->key.machine + (setting.empty() ? "" : " · " + setting);
     for (const MemoryEntry& e : c->memory) {
-      Panel& panel = panels[IsDeviceKind(e.kind) ? 0 : e.kind == v1::MEMORY_KIND_UNSPECIFIED ? 2 : 1];
+      Panel& panel = panels[IsDeviceMemory(e.kind) ? 0 : e.kind == v1::MEMORY_KIND_UNSPECIFIED ? 2 : 1];
       any = true;
       auto same = std::find_if(panel.bars.begin(), panel.bars.end(), [&](const MemoryBar& b) {
         return b.machine_class == cls && b.kind == e.kind && b.scope == e.scope && b.setting == setting;

@@ -278,7 +278,7 @@ std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& mode
   }
   std::string out = "# " + Title(analysis, m) + "\n\n";
   if (analysis.simulated) out += std::string(m.simulated_note) + "\n\n";
-  RenderAnswer(analysis, model, lang, out);
+  RenderAnswer(model, lang, out);
   std::vector<std::string> links;
   for (std::string_view s : sections) links.push_back("[" + MdCell(s) + "](#" + HeadingId(s) + ")");
   out += "**" + std::string(mm.contents)+ "**" + (lang == Lang::kFr ? " : " : ": ") + Join(links, " · ") + "\n\n";

@@ -34,12 +34,6 @@ std::string ShortReason(const std::string& reason) {
   return Code(reason.substr(0, cut) + "…");
 }
 
-const Cell* FindCell(const Analysis& analysis, const CellKey& key) {
-  auto it = std::lower_bound(analysis.cells.begin(), analysis.cells.end(), key,
-                             [](const Cell& c, const CellKey& k) { return c.key < k; });
-  return it != analysis.cells.end() && it->key == key ? &*it : nullptr;
-}
-
 const TaskVerdicts* VerdictsOf(const GuideModel& model, const std::string& task) {
   for (const TaskVerdicts& tv : model.verdicts) {
     if (tv.task == task) return &tv;
@@ -116,21 +110,11 @@ std::string CostText(const GuideModel& model, const CellKey& key, const std::str
   return "";
 }
 
-// The capacity of the memory a kind lives in, as the machine's conditions recorded it: the
-// accelerators' memory for device kinds, the host's for the others; "" when unknown.
+// The capacity of the memory a kind lives in, as the machine's conditions recorded it; "" when
+// unknown.
 std::string CapacityText(const GuideModel& model, const CellKey& key, v1::MemoryKind kind, Lang lang) {
-  const bool device = kind == v1::MEMORY_KIND_DEVICE_USED || kind == v1::MEMORY_KIND_DEVICE_BUFFER;
-  for (const SeriesConditions& s : model.series) {
-    if (s.machine != key.machine || !s.conditions) continue;
-    uint64_t bytes = 0;
-    if (device) {
-      for (const auto& a : s.conditions->accelerators()) bytes = std::max<uint64_t>(bytes, a.memory_bytes());
-    } else {
-      bytes = s.conditions->memory_bytes();
-    }
-    if (bytes > 0) return Code(ConditionsSizeText(bytes, lang));
-  }
-  return "";
+  const uint64_t bytes = MemoryCapacityBytes(model.series, key.machine, kind);
+  return bytes > 0 ? Code(ConditionsSizeText(bytes, lang)) : "";
 }
 
 std::string MemoryText(const GuideModel& model, const DecisionRow& row, Lang lang, const ModelMessages& m) {
@@ -190,8 +174,7 @@ std::string TargetsText(const TaskVerdicts& tv, Lang lang, const ModelMessages& 
 
 }  // namespace
 
-void RenderAnswer(const Analysis& analysis, const GuideModel& model, Lang lang, std::string& out) {
-  (void)analysis;
+void RenderAnswer(const GuideModel& model, Lang lang, std::string& out) {
   const ModelMessages& m = Msg(lang);
   std::vector<std::string> sentences;
   for (const TaskDecision& d : model.decisions) {

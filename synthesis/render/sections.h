@@ -21,7 +21,7 @@ void RenderConditionsSection(const GuideModel& model, Lang lang, std::string& ou
 std::string ConditionsSizeText(uint64_t bytes, Lang lang);
 
 // The answer paragraph under the title (render_decision.cc).
-void RenderAnswer(const Analysis& analysis, const GuideModel& model, Lang lang, std::string& out);
+void RenderAnswer(const GuideModel& model, Lang lang, std::string& out);
 // The decision table of every task (render_decision.cc).
 void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, Lang lang, std::string& out);
 // What to watch: the traps in plain words (render_decision.cc).

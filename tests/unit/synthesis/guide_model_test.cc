@@ -1130,7 +1130,7 @@ TEST(RenderDecisionTest, TheAnswerAndTheTableSayWhichLevelIsJudged) {
   auto b = Derive(Context(kTargetsYaml), Fleet());
   const DecisionRow& m1pro = RowOfClass(DecisionOf(b->model, "chat"), "m1pro");
   std::string answer;
-  RenderAnswer(b->analysis, b->model, Lang::kEn, answer);
+  RenderAnswer(b->model, Lang::kEn, answer);
   EXPECT_THAT(answer, HasSubstr("- `chat`: `gpu-box` meets interactive and batch (`gpu, ctx=4096`, 120 ["));
   EXPECT_THAT(answer, HasSubstr("`mac-1` meets interactive, not batch (`gpu, ctx=4096`, 28.2 [" +
                                 m1pro.verdict.figure.source_id + "] tokens/s sustained from call `2`, after a burst of 30.0 [" +
@@ -1147,7 +1147,7 @@ TEST(RenderDecisionTest, TheAnswerAndTheTableSayWhichLevelIsJudged) {
                                m1pro.sustained->min->source_id + "] (calls `2`) | 3 [" + m1pro.runs.source_id +
                                "] | not measured |"));
   std::string fr;
-  RenderAnswer(b->analysis, b->model, Lang::kFr, fr);
+  RenderAnswer(b->model, Lang::kFr, fr);
   EXPECT_THAT(fr, HasSubstr("`mac-1` atteint interactive, pas batch (`gpu, ctx=4096`, 28,2 [" +
                             m1pro.verdict.figure.source_id + "] jetons/s en régime établi à partir de l'appel `2`, après "
                             "une pointe à 30,0 [" + m1pro.burst->min->source_id + "] – 52,9 [" +
