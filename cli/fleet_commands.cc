@@ -87,7 +87,11 @@ void AddFleetCommands(CLI::App& app, CLI::App& runs, FleetCommands* c) {
       "submit",
       "Validate SPEC.yaml, store it and send it to every agent its `targets` select; "
       "prints the series id and the agents");
-  c->series_submit->add_option("spec", c->spec_path, "The series spec (YAML)")->required();
+  c->series_submit->add_option("spec", c->spec_path,
+                               "The series spec (YAML), at most 1 MiB (exit 2 when larger, nothing stored): "
+                               "large inputs such as prompt lists go in files the agents' allow.workflow_dirs "
+                               "hold, named in the spec")
+      ->required();
   c->series_submit->add_flag("--dry-run", c->dry_run,
                              "Only show the agents the series would go to; store nothing");
   c->series_cancel =

@@ -317,6 +317,7 @@ void SeriesRunner::FillIds(const Combination& combination, int repetition, v1::P
   record->set_run_id(NewUuid());
   record->set_series_id(spec_.series);
   record->set_task_id(options_.task_id);
+  record->set_task_attempt(options_.task_attempt);
   record->set_agent_id(options_.agent_id);
   record->set_backend(spec_.backend);
   record->set_task(spec_.task);

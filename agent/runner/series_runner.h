@@ -52,6 +52,9 @@ struct RunnerOptions {
   std::string agent_id;  // required
   // The task (this series on this agent); empty makes a new UUID.
   std::string task_id;
+  // The task's attempt (TaskAssignment.attempt) this runner makes the runs of, stamped on every
+  // record (RunRecord.task_attempt); 0 outside a fleet task.
+  uint32_t task_attempt = 0;
   // This machine's conditions, captured once by the caller. The runner adds
   // backend_versions[backend] and backend_attributes["<backend>.<key>"] from the first session that
   // opens, and recomputes the fingerprint.

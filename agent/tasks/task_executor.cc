@@ -14,6 +14,7 @@
 #include "common/record_validation.h"
 #include "common/series_folder.h"
 #include "common/spec/series_spec.h"
+#include "common/spec/spec_limits.h"
 #include "common/string_views.h"
 
 namespace benchfleet::agent {
@@ -59,9 +60,10 @@ std::string LastFigure(const v1::RunRecord& record) {
   return figure;
 }
 
-v1::TaskUpdate Refused(const std::string& task_id, std::string_view reason) {
+v1::TaskUpdate Refused(const std::string& task_id, std::string_view reason, uint32_t attempt = 0) {
   v1::TaskUpdate update;
   update.set_task_id(task_id);
+  update.set_attempt(attempt);
   update.mutable_refused()->set_reason(std::string(reason));
   return update;
 }
@@ -70,8 +72,12 @@ v1::TaskUpdate Refused(const std::string& task_id, std::string_view reason) {
 
 struct TaskExecutor::Task {
   enum class State { kQueued, kRunning, kEnded };
-  v1::TaskAssignment assignment;  // not modified while queued or running
+  v1::TaskAssignment assignment;  // not modified while running (its attempt names the series folder)
   State state = State::kQueued;
+  // The attempt every update is stamped with: the assignment's, or a later one that took the task
+  // over (the coordinator retried it after its lease expired; the work goes on under the new
+  // number). Guarded by mu_.
+  uint32_t attempt = 0;
   absl::Time arrived;  // by the Env's clock
   // Read by the runner before every Open and run.
   std::atomic<bool> stop{false};
@@ -128,7 +134,10 @@ std::string TaskExecutor::TaskDir(const v1::TaskAssignment& assignment) const {
 }
 
 void TaskExecutor::KeepOutcome(const v1::TaskAssignment& assignment, const v1::TaskUpdate& outcome) {
-  const std::string dir = TaskDir(assignment);
+  // Under the attempt it answers, which is the assignment's unless a later attempt took it over.
+  v1::TaskAssignment answered = assignment;
+  if (outcome.attempt() != 0) answered.set_attempt(outcome.attempt());
+  const std::string dir = TaskDir(answered);
   absl::Status s = options_.env->CreateDirs(dir);
   if (s.ok()) s = options_.env->WriteFileAtomically(JoinPath(dir, kTaskOutcomeFile), outcome.SerializeAsString());
   if (!s.ok()) {
@@ -143,7 +152,8 @@ void TaskExecutor::Assign(const v1::TaskAssignment& assignment) {
   if (id.empty() || id.size() > 128 || id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
                                            std::string::npos || id[0] == '.') {
     const v1::TaskUpdate refused = Refused(
-        id, absl::StrCat("task id '", Cut(id, 128), "' is not 1 to 128 letters, digits, '.', '_' or '-' (not starting with '.')"));
+        id, absl::StrCat("task id '", Cut(id, 128), "' is not 1 to 128 letters, digits, '.', '_' or '-' (not starting with '.')"),
+        assignment.attempt());
     Log(absl::StrCat("task refused: ", refused.refused().reason()));
     if (!id.empty()) Send(refused);
     return;
@@ -155,13 +165,45 @@ void TaskExecutor::Assign(const v1::TaskAssignment& assignment) {
     if (update.ParseFromString(*text) && update.task_id() == id) kept = std::move(update);
   }
   std::optional<v1::TaskUpdate> resend;
+  std::optional<v1::TaskUpdate> keep;  // an outcome answering a new attempt, kept once the lock is released
   std::string note;  // logged once the lock is released
   {
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_) return;
     auto it = tasks_.find(id);
     Task* known = it == tasks_.end() ? nullptr : it->second.get();
-    if (known != nullptr && !(known->state == Task::State::kEnded && assignment.attempt() > known->assignment.attempt())) {
+    const uint32_t offered = assignment.attempt();
+    if (known != nullptr && offered < known->attempt) {
+      // A late message from an old stream: the task has moved on to a later attempt here.
+      note = absl::StrCat("task ", id, ": attempt ", offered, " ignored, this agent holds attempt ", known->attempt);
+    } else if (known != nullptr && offered > known->attempt) {
+      // The coordinator retried the task (the lease of the attempt held here expired while this
+      // agent was cut off). It is the same work: it goes on, or stands, under the new attempt, and
+      // no run is made twice.
+      const uint32_t held = known->attempt;
+      known->attempt = offered;
+      switch (known->state) {
+        case Task::State::kQueued:
+          known->assignment = assignment;
+          note = absl::StrCat("task ", id, ": attempt ", offered, " replaces queued attempt ", held);
+          break;
+        case Task::State::kRunning:
+          note = absl::StrCat("task ", id, ": attempt ", offered, " takes over running attempt ", held,
+                              " (its lease expired): it goes on, its runs so far are kept");
+          if (known->latest.body_case() != v1::TaskUpdate::BODY_NOT_SET) {
+            known->latest.set_attempt(offered);
+            resend = known->latest;
+          }
+          break;
+        case Task::State::kEnded:
+          note = absl::StrCat("task ", id, ": attempt ", offered, " of a task whose attempt ", held,
+                              " has ended here: answered with its outcome, nothing runs again");
+          known->outcome.set_attempt(offered);
+          resend = known->outcome;
+          keep = known->outcome;
+          break;
+      }
+    } else if (known != nullptr) {
       switch (known->state) {
         case Task::State::kQueued:
           note = absl::StrCat("task ", id, " sent again: it is queued already");
@@ -178,9 +220,11 @@ void TaskExecutor::Assign(const v1::TaskAssignment& assignment) {
     } else {
       auto task = std::make_unique<Task>();
       task->assignment = assignment;
+      task->attempt = offered;
       task->arrived = options_.env->clock().Now();
       if (kept.has_value()) {
         note = absl::StrCat("task ", id, " sent again after a restart of this agent: its last update is sent again");
+        if (kept->attempt() == 0) kept->set_attempt(offered);  // kept by an agent before TaskUpdate.attempt
         task->state = Task::State::kEnded;
         task->outcome = *kept;
         resend = std::move(kept);
@@ -195,6 +239,7 @@ void TaskExecutor::Assign(const v1::TaskAssignment& assignment) {
     }
   }
   if (!note.empty()) Log(note);
+  if (keep.has_value()) KeepOutcome(assignment, *keep);
   if (resend.has_value()) Send(*resend);
 }
 
@@ -212,7 +257,13 @@ void TaskExecutor::Cancel(const v1::TaskCancel& cancel) {
       finished->set_ok(true);
       finished->set_cancelled(true);
       finished->set_message(absl::StrCat("cancelled: task ", id, " is not known to this agent; nothing ran"));
+      update.set_attempt(cancel.attempt());
       answer = std::move(update);
+    } else if (cancel.attempt() != 0 && cancel.attempt() < it->second->attempt) {
+      // The cancel of an attempt that a later one took over here: the later one goes on.
+      Log(absl::StrCat("task ", id, ": cancel of attempt ", cancel.attempt(), " ignored, this agent holds attempt ",
+                       it->second->attempt));
+      return;
     } else {
       Task* task = it->second.get();
       switch (task->state) {
@@ -225,6 +276,7 @@ void TaskExecutor::Cancel(const v1::TaskCancel& cancel) {
           finished->set_cancelled(true);
           finished->set_message(absl::StrCat("cancelled before it started", cancel.reason().empty() ? "" : ": ",
                                              cancel.reason()));
+          update.set_attempt(task->attempt);
           task->state = Task::State::kEnded;
           task->outcome = update;
           answer = std::move(update);
@@ -269,17 +321,30 @@ void TaskExecutor::Loop() {
       busy_ = true;
     }
     v1::TaskUpdate outcome = RunTask(task);
+    {
+      // A later attempt may have taken the task over while it ran: the outcome answers that one.
+      std::lock_guard<std::mutex> l(mu_);
+      outcome.set_attempt(task->attempt);
+    }
     KeepOutcome(task->assignment, outcome);
+    bool keep_again = false;
+    v1::TaskAssignment ended;
     {
       std::lock_guard<std::mutex> l(mu_);
+      if (outcome.attempt() != task->attempt) {  // taken over between the two locks: it is still that outcome
+        outcome.set_attempt(task->attempt);
+        keep_again = true;
+      }
       task->state = Task::State::kEnded;
       task->outcome = outcome;
       task->latest.Clear();
       // Only its id and attempt matter from now on; the spec is in its series folder.
       task->assignment.clear_spec_yaml();
+      ended = task->assignment;
       busy_ = false;
       cv_.notify_all();
     }
+    if (keep_again) KeepOutcome(ended, outcome);
     Send(outcome);
   }
   std::lock_guard<std::mutex> l(mu_);
@@ -315,10 +380,13 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
     }
   }
 
-  // 2. The spec, as `benchfleet-agent run` would read it.
+  // 2. The spec, as `benchfleet-agent run` would read it. One this agent cannot take (over the
+  // size limit, which a coordinator of this version never sends, or unreadable) ends FAILED
+  // with the reason; the stream goes on.
   const std::string source = absl::StrCat("task ", id);
+  if (absl::Status s = CheckSpecSize(assignment.spec_yaml().size(), source); !s.ok()) return fail(s.message());
   absl::StatusOr<SeriesSpec> spec = ParseSeriesSpec(assignment.spec_yaml(), source);
-  if (!spec.ok()) return refuse(spec.status().message());
+  if (!spec.ok()) return fail(spec.status().message());
 
   // 3. The agent's own say: the backend, then the backend's section (binary, model, URL...).
   if (absl::Status s = options_.allow->CheckBackend(spec->backend); !s.ok()) {
@@ -365,6 +433,7 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
     progress->set_last_run_id(record.run_id());
     {
       std::lock_guard<std::mutex> l(mu_);
+      update.set_attempt(task->attempt);
       task->latest = update;
     }
     Send(update);
@@ -389,6 +458,7 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   runner_options.allow = options_.allow;
   runner_options.agent_id = options_.agent_id;
   runner_options.task_id = id;
+  runner_options.task_attempt = assignment.attempt();
   runner_options.conditions = options_.conditions;
   runner_options.out_dir = out_dir;
   runner_options.outbox = options_.outbox;
@@ -415,6 +485,7 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
     accepted.mutable_accepted()->set_runs_total(runs_total);
     {
       std::lock_guard<std::mutex> l(mu_);
+      accepted.set_attempt(task->attempt);
       task->latest = accepted;
     }
     Log(absl::StrCat("task ", id, " accepted: series ", spec->series, ", ", runs_total, " runs, folder ", out_dir));

@@ -2,8 +2,9 @@
 // Connect stream), one task at a time, in the order they arrive, and reports each one's
 // TaskUpdates: accepted{runs_total} or refused{reason}, progress after every run, finished.
 //
-// The agent has its own say: before anything runs, a task's spec is parsed (a bad spec is
-// refused with the parser's "LINE: ..." message), its backend must be in allow.backends and its
+// The agent has its own say: before anything runs, a task's spec is read (one over
+// kMaxSpecBytes, common/spec/spec_limits.h, or one that does not parse ends FAILED with the
+// reason, the parser's "LINE: ..." message), its backend must be in allow.backends and its
 // backend section must pass the backend's own allow-list checks (executables, model folders,
 // URLs; refused with what the setting lists), its matrix must suit the backend, and it must
 // have arrived before its deadline. The coordinator chooses nothing else: the series folder is
@@ -11,9 +12,17 @@
 //
 // A task id seen before (the same task re-sent after a reconnect) never runs twice: queued, it
 // waits; running, its latest progress is sent again; ended, its last update (refused or
-// finished) is sent again, also after an agent restart (it is kept in the task's folder). A
-// higher attempt of an ended task runs again in a new folder. A TaskCancel stops the task
-// between runs (finished{cancelled}); a queued task is cancelled before it starts.
+// finished) is sent again, also after an agent restart (it is kept in the task's folder).
+//
+// Every update carries the task's attempt (TaskUpdate.attempt). A higher attempt of a task held
+// here (the coordinator retried it after its lease expired while this agent was cut off) takes it
+// over: a queued one waits under the new attempt, a running one goes on under it (its runs so far
+// are kept, none is made again), an ended one's outcome answers it (kept in the new attempt's
+// folder). A lower attempt, or a TaskCancel of a lower attempt, is ignored (logged). Records
+// carry the attempt whose runner made them (RunRecord.task_attempt). A task id this process has
+// not seen runs in full: after an agent restart mid-attempt, a later attempt runs again in a new
+// folder. A TaskCancel stops the task between runs (finished{cancelled}); a queued task is
+// cancelled before it starts.
 //
 // Time and files come through the injected Env. Owned by `benchfleet-agent serve` (or a test);
 // thread-safe: Assign and Cancel are called from the uplink's reading thread and return at once.

@@ -15,6 +15,7 @@
 #include "agent/uplink/pacer.h"
 #include "benchfleet/v1/gateway.grpc.pb.h"
 #include "common/conditions_fingerprint.h"
+#include "common/spec/spec_limits.h"
 #include "common/version.h"
 
 namespace benchfleet::agent {
@@ -246,6 +247,9 @@ class Uplink::Impl {
     // A channel of our own per attempt, not a shared subchannel with gRPC's own reconnect backoff:
     // our Backoff alone decides when to try again.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    // From the one spec limit the coordinator enforces at submit (common/spec/spec_limits.h): no
+    // TaskAssignment it sends is over what this stream receives.
+    args.SetMaxReceiveMessageSize(kAgentMaxReceiveBytes);
     std::shared_ptr<grpc::ChannelCredentials> credentials;
     {
       std::lock_guard<std::mutex> l(credentials_mu_);

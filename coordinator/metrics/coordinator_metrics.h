@@ -66,6 +66,10 @@ class CoordinatorMetrics {
   // A task of a series given to `agent_id`: its flag counters exist at 0 from now on.
   virtual void TaskKnown(std::string_view agent_id, std::string_view task) = 0;
 
+  // A task update ignored because it came from an attempt that is not the task's current one
+  // (its lease expired and the task was retried; TaskUpdate.attempt).
+  virtual void StaleTaskUpdate() = 0;
+
   // The fleet-wide gauges, read from the database on the coordinator's tick.
   virtual void FleetObserved(const FleetSnapshot& snapshot) = 0;
 
@@ -88,6 +92,7 @@ class NullMetrics : public CoordinatorMetrics {
   void RunStored(const v1::RunRecord&) override {}
   void RegressionChecked(std::string_view, std::string_view, bool) override {}
   void TaskKnown(std::string_view, std::string_view) override {}
+  void StaleTaskUpdate() override {}
   void FleetObserved(const FleetSnapshot&) override {}
   void RpcHandled(std::string_view, std::string_view) override {}
 };

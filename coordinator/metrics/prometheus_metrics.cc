@@ -145,6 +145,11 @@ PrometheusMetrics::PrometheusMetrics() : registry_(std::make_shared<prometheus::
                           .Help("Database operations that failed, by operation")
                           .Register(r);
   for (const char* operation : kDatabaseOperations) database_errors_->Add({{"operation", operation}});
+  stale_task_updates_ = &prometheus::BuildCounter()
+                             .Name("benchfleet_coordinator_stale_task_updates_total")
+                             .Help("Task updates ignored because their attempt is not the task's current one")
+                             .Register(r)
+                             .Add({});
   grpc_requests_ = &prometheus::BuildCounter()
                         .Name("benchfleet_coordinator_grpc_requests_total")
                         .Help("gRPC calls finished, by full method name and status code")
@@ -386,6 +391,8 @@ void PrometheusMetrics::TaskKnown(std::string_view agent_id, std::string_view ta
   std::lock_guard<std::mutex> lock(mu_);
   FlagsOfLocked(std::string(agent_id), std::string(task));
 }
+
+void PrometheusMetrics::StaleTaskUpdate() { stale_task_updates_->Increment(); }
 
 void PrometheusMetrics::FleetObserved(const FleetSnapshot& snapshot) {
   agents_known_->Set(static_cast<double>(snapshot.agents_known));

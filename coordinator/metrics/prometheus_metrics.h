@@ -58,6 +58,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   void RunStored(const v1::RunRecord& record) override;
   void RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) override;
   void TaskKnown(std::string_view agent_id, std::string_view task) override;
+  void StaleTaskUpdate() override;
   void FleetObserved(const FleetSnapshot& snapshot) override;
   void RpcHandled(std::string_view method, std::string_view code) override;
 
@@ -119,6 +120,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   prometheus::Counter* commits_;
   prometheus::Counter* committed_runs_;
   prometheus::Family<prometheus::Counter>* database_errors_;
+  prometheus::Counter* stale_task_updates_;
   prometheus::Family<prometheus::Counter>* grpc_requests_;
   prometheus::Family<prometheus::Counter>* regression_checks_;
 

@@ -12,6 +12,7 @@
 #include "common/run_flags.h"
 #include "common/proto_time.h"
 #include "common/spec/series_spec.h"
+#include "common/spec/spec_limits.h"
 #include "common/string_views.h"
 #include "common/yaml_error.h"
 #include "coordinator/log.h"
@@ -29,6 +30,35 @@ constexpr char kDefaultSource[] = "spec";
 
 bool IsOpen(v1::TaskStatus::State s) {
   return s == v1::TaskStatus::STATE_PENDING || s == v1::TaskStatus::STATE_RUNNING;
+}
+
+v1::TaskAssignment AssignmentOf(const ClaimedTask& task) {
+  v1::TaskAssignment assignment;
+  assignment.set_task_id(task.task_id);
+  assignment.set_series_id(task.series_id);
+  assignment.set_attempt(task.attempt);
+  assignment.set_spec_yaml(task.spec_yaml);
+  if (task.deadline.has_value()) SetTimestamp(*task.deadline, assignment.mutable_deadline());
+  return assignment;
+}
+
+// "RUNNING", "LOST", ...: a state as the tasks table and `series show` write it.
+std::string StateText(v1::TaskStatus::State state) { return v1::TaskStatus::State_Name(state).substr(6); }
+
+const char* UpdateKind(const v1::TaskUpdate& update) {
+  switch (update.body_case()) {
+    case v1::TaskUpdate::kAccepted:
+      return "accepted";
+    case v1::TaskUpdate::kRefused:
+      return "refused";
+    case v1::TaskUpdate::kProgress:
+      return "progress";
+    case v1::TaskUpdate::kFinished:
+      return "finished";
+    case v1::TaskUpdate::BODY_NOT_SET:
+      break;
+  }
+  return "empty update";
 }
 
 // The spec's fleet keys (`targets`, `deadline`, `retry`): README.md beside this file.
@@ -106,6 +136,8 @@ struct ParsedSubmission {
 
 absl::StatusOr<ParsedSubmission> ParseSubmission(const std::string& yaml, const std::string& source_name) {
   const std::string source = source_name.empty() ? kDefaultSource : source_name;
+  // Before parsing: a spec an agent's stream could not take is no spec at all (nothing stored).
+  if (absl::Status size = CheckSpecSize(yaml.size(), source); !size.ok()) return size;
   absl::StatusOr<SeriesSpec> spec = ParseSeriesSpec(yaml, source);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<FleetFields> fields = ParseFleetFields(*spec);
@@ -165,14 +197,9 @@ struct Scheduler::State {
     }
     for (const ClaimedTask& task : *claimed) {
       options.metrics->TaskKnown(task.agent_id, task.task);
-      v1::TaskAssignment assignment;
-      assignment.set_task_id(task.task_id);
-      assignment.set_series_id(task.series_id);
-      assignment.set_attempt(task.attempt);
-      assignment.set_spec_yaml(task.spec_yaml);
-      if (task.deadline.has_value()) SetTimestamp(*task.deadline, assignment.mutable_deadline());
+      if (FailIfTooLarge(task)) continue;
       std::shared_ptr<TaskSink> sink = SinkOf(task.agent_id);
-      if (sink != nullptr && sink->SendAssignment(assignment)) continue;
+      if (sink != nullptr && sink->SendAssignment(AssignmentOf(task))) continue;
       // The stream went away between the claim and the send: the task waits for the agent again.
       absl::StatusOr<TaskRow> row = store->GetTask(task.task_id);
       if (!row.ok()) continue;
@@ -204,14 +231,75 @@ struct Scheduler::State {
     if (sink == nullptr) return;
     for (const ClaimedTask& task : *running) {
       options.metrics->TaskKnown(task.agent_id, task.task);
-      v1::TaskAssignment assignment;
-      assignment.set_task_id(task.task_id);
-      assignment.set_series_id(task.series_id);
-      assignment.set_attempt(task.attempt);
-      assignment.set_spec_yaml(task.spec_yaml);
-      if (task.deadline.has_value()) SetTimestamp(*task.deadline, assignment.mutable_deadline());
-      sink->SendAssignment(assignment);
+      if (FailIfTooLarge(task)) continue;
+      sink->SendAssignment(AssignmentOf(task));
     }
+  }
+
+  // Ends FAILED (and returns true) a just-taken task whose spec is over kMaxSpecBytes: one stored
+  // before the limit existed. Sent, it would exceed what the agent's stream receives and cut the
+  // agent off (RESOURCE_EXHAUSTED, reconnect, the same message again).
+  bool FailIfTooLarge(const ClaimedTask& task) {
+    const absl::Status size = CheckSpecSize(task.spec_yaml.size(), absl::StrCat("series ", task.series_id));
+    if (size.ok()) return false;
+    absl::StatusOr<TaskRow> row = store->GetTask(task.task_id);
+    if (!row.ok()) return true;
+    TaskRow failed = *row;
+    failed.status.set_state(v1::TaskStatus::STATE_FAILED);
+    failed.status.set_message(absl::StrCat("not sent to the agent: ", size.message()));
+    failed.lease_expiry.reset();
+    absl::StatusOr<bool> written = store->UpdateTask(failed, row->status.state(), task.attempt, Now());
+    Log(absl::StrCat("scheduler: task ", task.task_id, " of agent ", task.agent_id, " FAILED: ",
+                     failed.status.message(), written.ok() ? "" : absl::StrCat(" (not written: ",
+                                                                                written.status().message(), ")")));
+    if (written.ok() && *written) {
+      Bump();
+      FinishSeries();
+    }
+    return true;
+  }
+
+  // Answers an update that changes nothing: one of an attempt that is not the task's current one
+  // (`stale`: logged and counted), or one of a LOST task's last attempt. A running agent still
+  // holding an old attempt gets the current assignment again, which it carries its work on under,
+  // or a TaskCancel of its attempt when the task has ended: it stops as soon as it hears.
+  void AnswerLostLease(const std::string& agent_id, const TaskRow& task, const v1::TaskUpdate& update, bool stale) {
+    const v1::TaskStatus& ts = task.status;
+    if (stale) {
+      options.metrics->StaleTaskUpdate();
+      Log(absl::StrCat("scheduler: agent ", agent_id, " sent ", UpdateKind(update), " of task ", ts.task_id(),
+                       " attempt ", update.attempt(), ", but the task is at attempt ", ts.attempt(), " (",
+                       StateText(ts.state()), "); ignored"));
+    } else if (ts.state() != v1::TaskStatus::STATE_LOST) {
+      return;  // cancelled, refused, ...: the agent was told or has ended it itself
+    }
+    const bool agent_runs_it = update.has_accepted() || update.has_progress();
+    const uint32_t attempt = update.attempt() != 0 ? update.attempt() : ts.attempt();
+    if (!agent_runs_it || attempt > ts.attempt()) return;
+    std::shared_ptr<TaskSink> sink = SinkOf(agent_id);
+    if (sink == nullptr) return;
+    if (!IsOpen(ts.state())) {
+      v1::TaskCancel cancel;
+      cancel.set_task_id(ts.task_id());
+      cancel.set_attempt(attempt);
+      cancel.set_reason(absl::StrCat("attempt ", attempt, " lost its lease; the task is ",
+                                     StateText(ts.state()), " at attempt ", ts.attempt()));
+      sink->SendCancel(cancel);
+      return;
+    }
+    // PENDING: Dispatch sends the new attempt on this stream; RUNNING here: send it again now,
+    // the one sent on the agent's old stream may never have arrived.
+    if (ts.state() != v1::TaskStatus::STATE_RUNNING || task.coordinator_id != options.coordinator_id) return;
+    absl::StatusOr<SeriesRow> series = store->GetSeries(ts.series_id());
+    if (!series.ok()) return;
+    ClaimedTask current;
+    current.task_id = ts.task_id();
+    current.series_id = ts.series_id();
+    current.agent_id = agent_id;
+    current.attempt = ts.attempt();
+    current.spec_yaml = series->spec_yaml;
+    current.deadline = series->deadline;
+    if (CheckSpecSize(current.spec_yaml.size(), "").ok()) sink->SendAssignment(AssignmentOf(current));
   }
 
   // Sends the TaskCancels of tasks cancelled (here or by another coordinator) whose agents are
@@ -629,7 +717,14 @@ void Scheduler::TaskUpdated(const std::string& agent_id, const v1::TaskUpdate& u
   }
   TaskRow t = *row;
   const v1::TaskStatus::State was = t.status.state();
-  if (!IsOpen(was)) return;  // ended already (cancelled, lost, ...): the agent's late word changes nothing
+  // The attempt is the lease: only the current attempt's word counts (0: an agent that predates
+  // TaskUpdate.attempt, taken as the current one).
+  const bool stale = update.attempt() != 0 && update.attempt() != t.status.attempt();
+  // Ended already (cancelled, lost, ...): the agent's late word changes nothing.
+  if (stale || !IsOpen(was)) {
+    s.AnswerLostLease(agent_id, t, update, stale);
+    return;
+  }
   const absl::Time now = s.Now();
   v1::TaskStatus& ts = t.status;
   switch (update.body_case()) {

@@ -18,6 +18,7 @@
 #include "benchfleet/v1/admin.grpc.pb.h"
 #include "benchfleet/v1/fleet.grpc.pb.h"
 #include "common/clock.h"
+#include "common/spec/spec_limits.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/server.h"
 #include "gtest/gtest.h"
@@ -387,6 +388,16 @@ TEST_F(FleetSchedulingTest, MalformedSpecNamesTheFieldAndLineAndStoresNothing) {
   EXPECT_NE(out.find(absl::StrCat("benchfleet: ", bad, ":5: field targets.labelz: unknown key")),
             std::string::npos)
       << out;
+  // Over the one spec limit (what an agent's stream receives, less headroom): refused with its
+  // size, exit 2, nothing stored.
+  const std::string big_text = Spec("big", "all") + "# " + std::string(kMaxSpecBytes, 'x') + "\n";
+  const std::string big = WriteFile("big.yaml", big_text);
+  EXPECT_EQ(Cli({"series", "submit", big}, &out), 2) << out.substr(0, 2000);
+  EXPECT_NE(out.find(absl::StrCat("benchfleet: ", big, ": the spec is ", big_text.size(),
+                                  " bytes, over the limit of 1048576 bytes (1 MiB) a task carries to its agents; "
+                                  "put large inputs such as prompt lists in a file")),
+            std::string::npos)
+      << out.substr(0, 2000);
   ASSERT_EQ(Cli({"series", "list"}, &out), 0) << out;
   EXPECT_NE(out.find("\n0 series\n"), std::string::npos) << out;
 

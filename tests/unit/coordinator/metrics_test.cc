@@ -254,7 +254,8 @@ TEST(PrometheusMetricsTest, ExposesEveryFamilyOfTheCatalogueWithHelp) {
                           "benchfleet_coordinator_commit_duration_seconds",
                           "benchfleet_coordinator_group_commits_total",
                           "benchfleet_coordinator_group_commit_runs_total",
-                          "benchfleet_coordinator_database_errors_total"}));
+                          "benchfleet_coordinator_database_errors_total",
+                          "benchfleet_coordinator_stale_task_updates_total"}));
   metrics.RpcMethodsServed({"/benchfleet.v1.Admin/ListRuns"});
   metrics.AgentConnected("gpu-01");
   metrics.RunStored(WarmRun());
@@ -278,6 +279,7 @@ TEST(PrometheusMetricsTest, ExposesEveryFamilyOfTheCatalogueWithHelp) {
       {"benchfleet_coordinator_group_commits_total", MetricType::Counter},
       {"benchfleet_coordinator_group_commit_runs_total", MetricType::Counter},
       {"benchfleet_coordinator_database_errors_total", MetricType::Counter},
+      {"benchfleet_coordinator_stale_task_updates_total", MetricType::Counter},
       {"benchfleet_coordinator_grpc_requests_total", MetricType::Counter},
       {"benchfleet_coordinator_regression_checks_total", MetricType::Counter},
       {"benchfleet_run_last_wall_seconds", MetricType::Gauge},

@@ -18,6 +18,7 @@
 #include "common/conditions_fingerprint.h"
 #include "common/proto_time.h"
 #include "common/series_folder.h"
+#include "common/spec/spec_limits.h"
 #include "common/string_views.h"
 #include "tests/unit/agent/runner/fake_backend.h"
 #include "tests/unit/agent/temp_dir.h"
@@ -197,6 +198,14 @@ class TaskExecutorTest : public ::testing::Test {
       records.push_back(r);
     }
     return records;
+  }
+
+  // The attempt of every update so far, in order.
+  std::vector<uint32_t> Attempts() {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<uint32_t> attempts;
+    for (const v1::TaskUpdate& u : raw_) attempts.push_back(u.attempt());
+    return attempts;
   }
 
   void SetHook(std::function<void(const v1::TaskUpdate&)> hook) {
@@ -385,14 +394,32 @@ TEST_F(TaskExecutorTest, RefusesABinaryOutsideTheAllowList) {
                                       "allow.executables lists: /opt/llama.cpp/bin/llama-server"));
 }
 
-TEST_F(TaskExecutorTest, RefusesABadSpecNamingItsLine) {
+// A spec this agent cannot take ends the task FAILED with the reason (the agent's stream goes on).
+TEST_F(TaskExecutorTest, ABadSpecEndsTheTaskFailedNamingItsLine) {
   Start(Options());
   executor_->Assign(Assignment("task-1", "series: s1\ntask: t1\nbackend: fake\nruns:\n  wram: 3\n"));
   const std::vector<std::string> updates = Updates(1);
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0],
-            "task-1 refused: task task-1:5: unknown key 'runs.wram' (known keys: validation, cold, warm, repetitions, "
-            "pause_between_runs, throughput_drop_threshold)");
+            "task-1 finished failed 0 0: task task-1:5: unknown key 'runs.wram' (known keys: validation, cold, warm, "
+            "repetitions, pause_between_runs, throughput_drop_threshold)");
+}
+
+TEST_F(TaskExecutorTest, ASpecOverTheLimitEndsTheTaskFailedWithItsSizeAndTheNextTaskRuns) {
+  Start(Options());
+  std::string big = kSpec;
+  big += "# " + std::string(kMaxSpecBytes, 'x') + "\n";
+  executor_->Assign(Assignment("task-1", big));
+  executor_->Assign(Assignment("task-2", kSpec));
+  const std::vector<std::string> updates = Updates(6);
+  ASSERT_EQ(updates.size(), 6u);
+  EXPECT_EQ(updates[0], absl::StrCat("task-1 finished failed 0 0: task task-1: the spec is ", big.size(),
+                                     " bytes, over the limit of 1048576 bytes (1 MiB) a task carries to its agents; "
+                                     "put large inputs such as prompt lists in a file the agents' allow-list names "
+                                     "(allow.workflow_dirs, e.g. the `prompts` file of the openai and workflow "
+                                     "backends) and name that file in the spec"));
+  EXPECT_EQ(updates[1], "task-2 accepted 3");
+  EXPECT_EQ(updates[5], "task-2 finished ok 3 0: 3 of 3 runs made, 0 FAILED");
 }
 
 TEST_F(TaskExecutorTest, RefusesATaskThatArrivesAfterItsDeadline) {
@@ -490,11 +517,80 @@ TEST_F(TaskExecutorTest, AnEndedTaskIsNotRunAgainAfterARestart) {
   ASSERT_EQ(updates.size(), 6u);
   EXPECT_EQ(updates[5], "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED");
   EXPECT_EQ(std::count(fake_.events().begin(), fake_.events().end(), "open gpu"), 1);
-  // A new attempt runs again, in a folder of its own.
+  // A new attempt (the coordinator retried it: the lease expired before the finish reached it)
+  // is answered with the same outcome under the new attempt; nothing runs again.
   executor_->Assign(Assignment("task-1", kSpec, 2));
-  EXPECT_EQ(Updates(11).back(), "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED");
+  const std::vector<std::string> again = Updates(7);
+  ASSERT_EQ(again.size(), 7u);
+  EXPECT_EQ(again[6], "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED");
+  EXPECT_EQ(Attempts(), (std::vector<uint32_t>{1, 1, 1, 1, 1, 1, 2}));
+  EXPECT_EQ(std::count(fake_.events().begin(), fake_.events().end(), "open gpu"), 1);
+  EXPECT_FALSE(Env::Default()->FileExists(tmp_.path() + "/tasks/task-1/attempt-2/series/" + kRunsJsonlFile));
+  // Kept under attempt 2 too: after another restart, attempt 2 is answered from its folder.
+  executor_.reset();
+  Start(Options());
+  executor_->Assign(Assignment("task-1", kSpec, 2));
+  EXPECT_EQ(Updates(8).back(), "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED");
+  EXPECT_EQ(Attempts().back(), 2u);
+  EXPECT_EQ(std::count(fake_.events().begin(), fake_.events().end(), "open gpu"), 1);
+}
+
+// The case on the agent's side: attempt 2 of a task arrives while attempt 1 still runs
+// (its lease expired while this agent was cut off). Attempt 1 goes on as attempt 2: each run is
+// made once, every update from then on says attempt 2, and attempt 1's records say attempt 1.
+TEST_F(TaskExecutorTest, ALaterAttemptTakesOverTheRunningTaskWhichGoesOnUnderIt) {
+  Start(Options());
+  SetHook([this](const v1::TaskUpdate& u) {
+    if (u.has_progress() && u.progress().runs_done() == 1) {
+      SetHook({});
+      executor_->Assign(Assignment("task-1", kSpec, 2));
+    }
+  });
+  executor_->Assign(Assignment("task-1", kSpec, 1));
+  EXPECT_THAT(Updates(6), ElementsAre("task-1 accepted 3",
+                                      "task-1 progress 1/3 failed 0 COLD 1: predicted_per_second 48.1 tokens/s",
+                                      "task-1 progress 1/3 failed 0 COLD 1: predicted_per_second 48.1 tokens/s",
+                                      ::testing::StartsWith("task-1 progress 2/3"),
+                                      ::testing::StartsWith("task-1 progress 3/3"),
+                                      "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED"));
+  EXPECT_EQ(Attempts(), (std::vector<uint32_t>{1, 1, 2, 2, 2, 2}));
+  EXPECT_EQ(std::count(fake_.events().begin(), fake_.events().end(), "open gpu"), 1);
+  const std::vector<v1::RunRecord> records = OutboxRecords();
+  ASSERT_EQ(records.size(), 3u);
+  for (const v1::RunRecord& r : records) EXPECT_EQ(r.task_attempt(), 1u);
+
+  // Attempt 1 again (a late message of an old stream) and a cancel of attempt 1: ignored.
+  executor_->Assign(Assignment("task-1", kSpec, 1));
+  v1::TaskCancel cancel;
+  cancel.set_task_id("task-1");
+  cancel.set_attempt(1);
+  executor_->Cancel(cancel);
+  EXPECT_EQ(Updates(6).size(), 6u);
+  // A cancel of attempt 2 is answered as usual (the task has ended: its outcome again).
+  cancel.set_attempt(2);
+  executor_->Cancel(cancel);
+  EXPECT_EQ(Updates(7).back(), "task-1 finished ok 3 0: 3 of 3 runs made, 0 FAILED");
+  EXPECT_EQ(Attempts().back(), 2u);
+}
+
+// A queued task whose later attempt arrives before it starts runs once, as that attempt.
+TEST_F(TaskExecutorTest, ALaterAttemptOfAQueuedTaskReplacesIt) {
+  Start(Options());
+  SetHook([this](const v1::TaskUpdate& u) {
+    if (u.task_id() == "task-1" && u.has_accepted()) {
+      SetHook({});
+      executor_->Assign(Assignment("task-2", kSpec, 1));
+      executor_->Assign(Assignment("task-2", kSpec, 3));
+    }
+  });
+  executor_->Assign(Assignment("task-1", kSpec));
+  const std::vector<std::string> updates = Updates(10);
+  ASSERT_EQ(updates.size(), 10u);
+  EXPECT_EQ(updates[5], "task-2 accepted 3");
+  EXPECT_EQ(updates[9], "task-2 finished ok 3 0: 3 of 3 runs made, 0 FAILED");
+  EXPECT_EQ(Attempts(), (std::vector<uint32_t>{1, 1, 1, 1, 1, 3, 3, 3, 3, 3}));
   EXPECT_EQ(std::count(fake_.events().begin(), fake_.events().end(), "open gpu"), 2);
-  EXPECT_TRUE(Env::Default()->FileExists(tmp_.path() + "/tasks/task-1/attempt-2/series/" + kRunsJsonlFile));
+  EXPECT_TRUE(Env::Default()->FileExists(tmp_.path() + "/tasks/task-2/attempt-3/series/" + kRunsJsonlFile));
 }
 
 TEST_F(TaskExecutorTest, CancelOfAnUnknownTaskIsAnswered) {

@@ -4,6 +4,7 @@
 // with two coordinators (one series per slot; missed slots fire once), invalidation shown as a
 // flag, regressions, malformed specs stored nowhere, and what the scheduler tells the metrics
 // (tasks known, verdicts, failed ticks) with the fleet snapshot they read.
+#include <algorithm>
 #include <condition_variable>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 #include "common/clock.h"
 #include "common/conditions_fingerprint.h"
 #include "common/hashing.h"
+#include "common/spec/spec_limits.h"
 #include "common/string_views.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/store/fleet_store.h"
@@ -76,6 +78,7 @@ class RecordingMetrics : public NullMetrics {
   void DatabaseError(std::string_view operation) override {
     Add(absl::StrCat("DatabaseError ", ToAbsl(operation)));
   }
+  void StaleTaskUpdate() override { Add("StaleTaskUpdate"); }
 
   std::vector<std::string> calls() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -699,6 +702,157 @@ TEST_F(SchedulerPgTest, TheNotifyListenerHearsChangesFromAnotherCoordinator) {
                           [&] { return std::find(payloads.begin(), payloads.end(), id) != payloads.end(); }));
   lock.unlock();
   listener.Stop();
+}
+
+// ---- Attempts are leases (issue 19, case 1) ----
+
+// The issue's case without a network: attempt 1's lease expires while its agent is cut off, the
+// task is retried as attempt 2, then attempt 1's late words arrive. None of them counts; the
+// agent that still runs attempt 1 is given attempt 2 again; attempt 2's own finish ends the task.
+TEST_F(SchedulerPgTest, ALateFinishOfAnAttemptWhoseLeaseExpiredIsIgnoredAndCounted) {
+  AddMachine("a", {});
+  auto sink = Connect("a");
+  const std::string id = Submit(Spec("targets: all\nretry: {max_attempts: 3}\n"));
+  const std::string task = Series(id).tasks(0).task_id();
+  Update("a", task, [](v1::TaskUpdate* u) {
+    u->set_attempt(1);
+    u->mutable_accepted()->set_runs_total(3);
+  });
+  clock_.Advance(absl::Seconds(31));
+  scheduler_->Tick();
+  ASSERT_EQ(sink->assignments().size(), 2u);
+  EXPECT_EQ(sink->assignments()[1].attempt(), 2u);
+
+  // Attempt 1's finish, sent while cut off: ignored, the task stays RUNNING at attempt 2.
+  Update("a", task, [](v1::TaskUpdate* u) {
+    u->set_attempt(1);
+    u->mutable_finished()->set_ok(true);
+    u->mutable_finished()->set_runs_done(3);
+  });
+  v1::SeriesStatus s = Series(id);
+  EXPECT_EQ(s.tasks(0).state(), v1::TaskStatus::STATE_RUNNING);
+  EXPECT_EQ(s.tasks(0).attempt(), 2u);
+  EXPECT_EQ(s.tasks(0).runs_done(), 0u);
+  EXPECT_EQ(sink->assignments().size(), 2u);  // a finish says nothing runs: nothing to answer
+  // Attempt 1's progress: the agent still runs it, so it is given attempt 2 again (to carry on).
+  Update("a", task, [](v1::TaskUpdate* u) {
+    u->set_attempt(1);
+    u->mutable_progress()->set_runs_done(2);
+  });
+  ASSERT_EQ(sink->assignments().size(), 3u);
+  EXPECT_EQ(sink->assignments()[2].task_id(), task);
+  EXPECT_EQ(sink->assignments()[2].attempt(), 2u);
+  EXPECT_EQ(sink->assignments()[2].spec_yaml(), Spec("targets: all\nretry: {max_attempts: 3}\n"));
+  EXPECT_EQ(Series(id).tasks(0).runs_done(), 0u);
+  EXPECT_TRUE(sink->cancels().empty());
+  const std::vector<std::string> calls = metrics_.calls();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "StaleTaskUpdate"), 2);
+
+  // Attempt 2 (the same work carried on) ends the task, once.
+  Update("a", task, [](v1::TaskUpdate* u) {
+    u->set_attempt(2);
+    u->mutable_finished()->set_ok(true);
+    u->mutable_finished()->set_runs_done(3);
+    u->mutable_finished()->set_message("3 of 3 runs made, 0 FAILED");
+  });
+  s = Series(id);
+  EXPECT_EQ(s.tasks(0).state(), v1::TaskStatus::STATE_SUCCEEDED);
+  EXPECT_EQ(s.tasks(0).attempt(), 2u);
+  EXPECT_EQ(s.tasks(0).runs_done(), 3u);
+  EXPECT_EQ(s.state(), v1::SeriesStatus::STATE_DONE);
+  // A late word of attempt 1 after the end changes nothing either.
+  Update("a", task, [](v1::TaskUpdate* u) {
+    u->set_attempt(1);
+    u->mutable_finished()->set_ok(false);
+    u->mutable_finished()->set_message("late");
+  });
+  EXPECT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_SUCCEEDED);
+  EXPECT_EQ(Series(id).tasks(0).message(), "3 of 3 runs made, 0 FAILED");
+}
+
+TEST_F(SchedulerPgTest, AnUpdateWithoutAnAttemptCountsAsTheCurrentAttempts) {
+  AddMachine("a", {});
+  auto sink = Connect("a");
+  const std::string id = Submit(Spec("targets: all\nretry: {max_attempts: 2}\n"));
+  const std::string task = Series(id).tasks(0).task_id();
+  clock_.Advance(absl::Seconds(31));
+  scheduler_->Tick();
+  ASSERT_EQ(Series(id).tasks(0).attempt(), 2u);
+  Update("a", task, [](v1::TaskUpdate* u) { u->mutable_finished()->set_ok(true); });  // attempt 0: an older agent
+  EXPECT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_SUCCEEDED);
+  const std::vector<std::string> calls = metrics_.calls();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "StaleTaskUpdate"), 0);
+}
+
+// No retry left: the task ends LOST; an agent that turns out to still run it is told to stop.
+TEST_F(SchedulerPgTest, TheAgentOfALostTaskIsToldToStopWhenItIsHeardFrom) {
+  AddMachine("a", {});
+  auto sink = Connect("a");
+  const std::string id = Submit(Spec("targets: all\n"));
+  const std::string task = Series(id).tasks(0).task_id();
+  clock_.Advance(absl::Seconds(31));
+  scheduler_->Tick();
+  ASSERT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_LOST);
+  Update("a", task, [](v1::TaskUpdate* u) {
+    u->set_attempt(1);
+    u->mutable_progress()->set_runs_done(1);
+  });
+  ASSERT_EQ(sink->cancels().size(), 1u);
+  EXPECT_EQ(sink->cancels()[0].task_id(), task);
+  EXPECT_EQ(sink->cancels()[0].attempt(), 1u);
+  EXPECT_EQ(sink->cancels()[0].reason(), "attempt 1 lost its lease; the task is LOST at attempt 1");
+  EXPECT_EQ(Series(id).tasks(0).state(), v1::TaskStatus::STATE_LOST);
+  EXPECT_EQ(Series(id).tasks(0).runs_done(), 0u);
+}
+
+// ---- The spec size limit (issue 19, case 2) ----
+
+TEST_F(SchedulerPgTest, ASpecOverTheLimitIsRefusedAtSubmitWithItsSizeAndNothingIsStored) {
+  AddMachine("a", {});
+  std::string spec = Spec("targets: all\n");
+  spec += "# " + std::string(kMaxSpecBytes + 1 - spec.size() - 3, 'x') + "\n";
+  ASSERT_EQ(spec.size(), kMaxSpecBytes + 1);
+  const std::string why =
+      "big.yaml: the spec is 1048577 bytes, over the limit of 1048576 bytes (1 MiB) a task carries to its agents; "
+      "put large inputs such as prompt lists in a file the agents' allow-list names (allow.workflow_dirs, e.g. the "
+      "`prompts` file of the openai and workflow backends) and name that file in the spec";
+  v1::SubmitSeriesRequest request;
+  request.set_spec_yaml(spec);
+  request.set_source_name("big.yaml");
+  EXPECT_EQ(scheduler_->Submit(request).status(), absl::InvalidArgumentError(why));
+  request.set_dry_run(true);
+  EXPECT_EQ(scheduler_->Submit(request).status(), absl::InvalidArgumentError(why));
+  v1::AddScheduleRequest schedule;
+  schedule.set_cron("0 3 * * *");
+  schedule.set_spec_yaml(spec);
+  schedule.set_source_name("big.yaml");
+  EXPECT_EQ(scheduler_->AddSchedule(schedule).status(), absl::InvalidArgumentError(why));
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM series"), "0");
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM tasks"), "0");
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM schedules"), "0");
+  // At the limit it is taken.
+  spec.erase(spec.size() - 2, 1);
+  ASSERT_EQ(spec.size(), kMaxSpecBytes);
+  request.set_spec_yaml(spec);
+  request.set_dry_run(false);
+  EXPECT_TRUE(scheduler_->Submit(request).ok());
+}
+
+// A task stored by a coordinator before the limit: sent, it would cut its agent off
+// (RESOURCE_EXHAUSTED on every reconnect). It ends FAILED with the reason and is never sent.
+TEST_F(SchedulerPgTest, AStoredTaskWhoseSpecIsOverTheLimitEndsFailedAndIsNotSent) {
+  AddMachine("a", {});
+  const std::string id = Submit(Spec("targets: all\n"));  // the agent is not connected yet
+  db_.QueryValue(absl::StrCat("UPDATE series SET spec_yaml = spec_yaml || repeat('#', ", kMaxSpecBytes,
+                              ") WHERE id = '", id, "'"));
+  auto sink = Connect("a");
+  EXPECT_TRUE(sink->assignments().empty());
+  const v1::SeriesStatus s = Series(id);
+  EXPECT_EQ(s.tasks(0).state(), v1::TaskStatus::STATE_FAILED);
+  EXPECT_THAT(s.tasks(0).message(),
+              ::testing::StartsWith(absl::StrCat("not sent to the agent: series ", id, ": the spec is ")));
+  EXPECT_THAT(s.tasks(0).message(), HasSubstr(" bytes, over the limit of 1048576 bytes (1 MiB)"));
+  EXPECT_EQ(s.state(), v1::SeriesStatus::STATE_DONE);
 }
 
 }  // namespace
