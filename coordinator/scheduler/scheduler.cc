@@ -156,6 +156,9 @@ struct Scheduler::State {
   uint64_t version = 1;                                       // guarded by mu
   std::map<std::string, std::shared_ptr<TaskSink>> sinks;     // by agent; guarded by mu
   std::map<std::string, bool> task_scheduled;                 // task id -> series from a schedule; guarded by mu
+  // Task id -> (old attempt, when) of the last answer to an old attempt's update: an agent cut
+  // off for a while sends a burst of them, answered once per lease. Guarded by mu.
+  std::map<std::string, std::pair<uint32_t, absl::Time>> answered_old;
 
   std::mutex tick_mu;  // one Tick at a time
   std::optional<int64_t> last_counter;  // guarded by tick_mu
@@ -278,6 +281,16 @@ struct Scheduler::State {
     if (!agent_runs_it || attempt > ts.attempt()) return;
     std::shared_ptr<TaskSink> sink = SinkOf(agent_id);
     if (sink == nullptr) return;
+    {
+      const absl::Time now = Now();
+      std::lock_guard<std::mutex> lock(mu);
+      auto [it, added] = answered_old.try_emplace(ts.task_id(), attempt, now);
+      if (!added) {
+        if (it->second.first == attempt && now - it->second.second < options.lease) return;
+        it->second = {attempt, now};
+      }
+      if (answered_old.size() > 100000) answered_old.clear();
+    }
     if (!IsOpen(ts.state())) {
       v1::TaskCancel cancel;
       cancel.set_task_id(ts.task_id());

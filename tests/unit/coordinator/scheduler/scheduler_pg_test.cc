@@ -740,13 +740,19 @@ TEST_F(SchedulerPgTest, ALateFinishOfAnAttemptWhoseLeaseExpiredIsIgnoredAndCount
     u->mutable_progress()->set_runs_done(2);
   });
   ASSERT_EQ(sink->assignments().size(), 3u);
+  // More of them (a burst queued while cut off) are answered once per lease.
+  Update("a", task, [](v1::TaskUpdate* u) {
+    u->set_attempt(1);
+    u->mutable_progress()->set_runs_done(3);
+  });
+  EXPECT_EQ(sink->assignments().size(), 3u);
   EXPECT_EQ(sink->assignments()[2].task_id(), task);
   EXPECT_EQ(sink->assignments()[2].attempt(), 2u);
   EXPECT_EQ(sink->assignments()[2].spec_yaml(), Spec("targets: all\nretry: {max_attempts: 3}\n"));
   EXPECT_EQ(Series(id).tasks(0).runs_done(), 0u);
   EXPECT_TRUE(sink->cancels().empty());
   const std::vector<std::string> calls = metrics_.calls();
-  EXPECT_EQ(std::count(calls.begin(), calls.end(), "StaleTaskUpdate"), 2);
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "StaleTaskUpdate"), 3);
 
   // Attempt 2 (the same work carried on) ends the task, once.
   Update("a", task, [](v1::TaskUpdate* u) {
