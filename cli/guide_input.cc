@@ -13,6 +13,7 @@
 #include "cli/admin_client.h"
 #include "cli/connection.h"
 #include "common/proto_time.h"
+#include "common/record_validation.h"
 #include "synthesis/analysis/guide_model.h"
 #include "synthesis/readers/database_reader.h"
 
@@ -50,6 +51,7 @@ absl::StatusOr<synthesis::ReadResult> ReadFromCoordinator(const GuideSource& sou
   std::sort(tasks.begin(), tasks.end());
   tasks.erase(std::unique(tasks.begin(), tasks.end()), tasks.end());
   if (tasks.empty()) tasks.push_back("");  // "": every task
+  uint32_t listed = 0;
   for (const std::string& task : tasks) {
     v1::ListRunsRequest request;
     request.set_task(task);
@@ -57,7 +59,16 @@ absl::StatusOr<synthesis::ReadResult> ReadFromCoordinator(const GuideSource& sou
     if (source.since.has_value()) SetTimestamp(*source.since, request.mutable_since());
     auto runs = client.ListAllRuns(request);
     if (!runs.ok()) return runs.status();
-    std::move(runs->begin(), runs->end(), std::back_inserter(result.records));
+    // A stored record past a record bound (stored before the coordinator checked them) is
+    // skipped and listed, as the file and database readers do: "coordinator", its position.
+    for (v1::RunRecord& run : *runs) {
+      ++listed;
+      if (absl::Status bounds = CheckRecordBounds(run); !bounds.ok()) {
+        result.skipped.push_back({"coordinator", listed, synthesis::OutOfBoundsReason(bounds)});
+        continue;
+      }
+      result.records.push_back(std::move(run));
+    }
   }
   if (tasks.size() > 1) synthesis::SortRecordsOldestFirst(&result.records);
 

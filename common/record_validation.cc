@@ -1,5 +1,7 @@
 #include "common/record_validation.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "common/hashing.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -29,7 +31,80 @@ std::string LenientRunId(std::string_view bytes) {
   return IsUuid(run_id) ? run_id : "";
 }
 
+// Seconds of a Duration or a Timestamp difference, as a double (only compared and printed).
+double Seconds(int64_t seconds, int32_t nanos) { return static_cast<double>(seconds) + nanos / 1e9; }
+
+// The checks of one request time: finite, not negative, within the run's window (when known).
+absl::Status CheckRequestTime(int request, const char* field, double value, double window) {
+  if (!std::isfinite(value)) {
+    return absl::OutOfRangeError(absl::StrCat("request ", request, " ", field, " is ", value, ", not a finite number"));
+  }
+  if (value < 0) return absl::OutOfRangeError(absl::StrCat("request ", request, " ", field, " ", value, " is negative"));
+  if (window >= 0 && value > window + kMaxClockDisagreementSeconds) {
+    return absl::OutOfRangeError(absl::StrCat("request ", request, " ", field, " ", value,
+                                              " s is longer than the run's window (", window, " s) plus ",
+                                              kMaxClockDisagreementSeconds, " s"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status CheckRecordBounds(const v1::RunRecord& record) {
+  for (const v1::Metric& m : record.metrics()) {
+    if (!std::isfinite(m.value())) {
+      return absl::OutOfRangeError(absl::StrCat("metric \"", m.name(), "\" is ", m.value(), ", not a finite number"));
+    }
+  }
+  if (record.call_index() > kMaxCallIndex) {
+    return absl::OutOfRangeError(
+        absl::StrCat("call_index ", record.call_index(), " is over the maximum of ", kMaxCallIndex));
+  }
+  if (record.repetition() > kMaxRepetition) {
+    return absl::OutOfRangeError(
+        absl::StrCat("repetition ", record.repetition(), " is over the maximum of ", kMaxRepetition));
+  }
+  double window = -1;  // the run's length in seconds, when the record says
+  if (record.has_wall_duration()) {
+    const auto& d = record.wall_duration();
+    const double wall = Seconds(d.seconds(), d.nanos());
+    if (d.seconds() < 0 || d.nanos() < 0) {
+      return absl::OutOfRangeError(absl::StrCat("wall_duration ", wall, " s is negative"));
+    }
+    if (wall > kMaxRunSeconds) {
+      return absl::OutOfRangeError(
+          absl::StrCat("wall_duration ", wall, " s is over the maximum of ", kMaxRunSeconds, " s"));
+    }
+    window = wall;
+  }
+  if (record.has_start_time() && record.has_end_time()) {
+    const auto& s = record.start_time();
+    const auto& e = record.end_time();
+    const double span = Seconds(e.seconds() - s.seconds(), e.nanos() - s.nanos());
+    if (span < 0) return absl::OutOfRangeError(absl::StrCat("end_time is ", -span, " s before start_time"));
+    if (span > kMaxRunSeconds) {
+      return absl::OutOfRangeError(absl::StrCat("end_time - start_time is ", span, " s, over the maximum of ",
+                                                kMaxRunSeconds, " s"));
+    }
+    if (window >= 0 && std::abs(span - window) > kMaxClockDisagreementSeconds) {
+      return absl::OutOfRangeError(absl::StrCat("end_time - start_time (", span, " s) and wall_duration (", window,
+                                                " s) differ by more than ", kMaxClockDisagreementSeconds, " s"));
+    }
+    if (window < 0) window = span;
+  }
+  for (int i = 0; i < record.requests_size(); ++i) {
+    const v1::RequestTiming& r = record.requests(i);
+    if (auto s = CheckRequestTime(i + 1, "latency_seconds", r.latency_seconds(), window); !s.ok()) return s;
+    if (auto s = CheckRequestTime(i + 1, "time_to_first_token_seconds", r.time_to_first_token_seconds(), window);
+        !s.ok()) {
+      return s;
+    }
+    for (const double gap : r.inter_token_seconds()) {
+      if (auto s = CheckRequestTime(i + 1, "inter_token_seconds", gap, window); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ValidateRecord(const v1::RunRecord& record) {
   if (record.run_id().empty()) return absl::InvalidArgumentError("run_id is missing");
@@ -46,7 +121,7 @@ absl::Status ValidateRecord(const v1::RunRecord& record) {
         absl::StrCat("status ", static_cast<int>(code), " is unknown"));
   }
   if (record.agent_id().empty()) return absl::InvalidArgumentError("agent_id is missing");
-  return absl::OkStatus();
+  return CheckRecordBounds(record);
 }
 
 absl::Status ParseAndValidateRecord(std::string_view bytes, v1::RunRecord* record,

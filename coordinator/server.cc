@@ -101,7 +101,7 @@ absl::Status CoordinatorServer::Start() {
                                                    authorizer_.get());
   admin_ = std::make_unique<AdminService>(
       store_.get(), agents_.get(), scheduler_.get(), authorizer_.get(), auth_admin_.get(), auth_store_.get(),
-      [this](const std::string& agent_id) { return gateway_->CloseStreamsOf(agent_id); });
+      metrics_.get(), [this](const std::string& agent_id) { return gateway_->CloseStreamsOf(agent_id); });
   fleet_ = std::make_unique<FleetService>(scheduler_.get(), authorizer_.get(), store_.get());
   enrollment_ = std::make_unique<EnrollmentService>(auth_admin_.get(), authorizer_.get());
   started_ = true;  // from here on, Shutdown() has something to stop

@@ -11,6 +11,7 @@
 #include "common/proto_time.h"
 #include "coordinator/grpc_status.h"
 #include "coordinator/ingest/batch.h"
+#include "coordinator/log.h"
 
 namespace benchfleet::coordinator {
 namespace {
@@ -50,13 +51,14 @@ absl::StatusOr<RunQuery> RunQueryFromRequest(const v1::ListRunsRequest& request)
 
 AdminService::AdminService(RunStore* store, ConnectedAgents* agents, Scheduler* scheduler,
                            const Authorizer* authorizer, AuthAdmin* auth_admin, AuthStore* auth_store,
-                           std::function<int(const std::string&)> close_agent_streams)
+                           CoordinatorMetrics* metrics, std::function<int(const std::string&)> close_agent_streams)
     : store_(store),
       agents_(agents),
       scheduler_(scheduler),
       authorizer_(authorizer),
       auth_admin_(auth_admin),
       auth_store_(auth_store),
+      metrics_(metrics),
       close_agent_streams_(std::move(close_agent_streams)) {}
 
 std::map<std::string, v1::MachineTask> CurrentTasks(const std::vector<v1::SeriesStatus>& active) {
@@ -157,6 +159,13 @@ grpc::Status AdminService::ImportRuns(grpc::ServerContext* context, const v1::Im
     results = std::move(*stored);
   }
   const v1::Ack ack = BuildAck(prepared, results);
+  uint64_t conflicts = 0;
+  for (const RunStoreResult& r : results) {
+    if (r.outcome != StoreOutcome::kConflict) continue;
+    ++conflicts;
+    Log(absl::StrCat("import by ", caller.Actor(), ": ", r.reason, " (not stored)"));
+  }
+  if (conflicts > 0) metrics_->RecordsConflicted(conflicts);
   response->mutable_stored_run_ids()->CopyFrom(ack.stored_run_ids());
   response->mutable_duplicate_run_ids()->CopyFrom(ack.duplicate_run_ids());
   for (const v1::Rejection& r : ack.rejections()) {
@@ -166,7 +175,8 @@ grpc::Status AdminService::ImportRuns(grpc::ServerContext* context, const v1::Im
   authorizer_->Audit(caller, kMethod, absl::StrCat(request->runs_size(), " records"),
                      nlohmann::json{{"stored", ack.stored_run_ids_size()},
                                     {"duplicates", ack.duplicate_run_ids_size()},
-                                    {"rejected", ack.rejections_size()}}
+                                    {"rejected", ack.rejections_size()},
+                                    {"conflicts", conflicts}}
                          .dump());
   return grpc::Status::OK;
 }

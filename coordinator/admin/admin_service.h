@@ -16,6 +16,7 @@
 #include "coordinator/auth/auth_admin.h"
 #include "coordinator/auth/authorizer.h"
 #include "coordinator/ingest/connected_agents.h"
+#include "coordinator/metrics/coordinator_metrics.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/store/run_store.h"
 
@@ -36,9 +37,10 @@ class AdminService final : public v1::Admin::Service {
   // task then. Every call is first checked by `authorizer`; every change is audited.
   // `close_agent_streams` closes the open streams of an agent on this coordinator and returns
   // how many it closed (RevokeAgent).
+  // `metrics` counts the conflicts of ImportRuns.
   AdminService(RunStore* store, ConnectedAgents* agents, Scheduler* scheduler,
                const Authorizer* authorizer, AuthAdmin* auth_admin, AuthStore* auth_store,
-               std::function<int(const std::string&)> close_agent_streams);
+               CoordinatorMetrics* metrics, std::function<int(const std::string&)> close_agent_streams);
 
   grpc::Status ListRuns(grpc::ServerContext* context, const v1::ListRunsRequest* request,
                         v1::ListRunsResponse* response) override;
@@ -70,6 +72,7 @@ class AdminService final : public v1::Admin::Service {
   const Authorizer* const authorizer_;
   AuthAdmin* const auth_admin_;
   AuthStore* const auth_store_;
+  CoordinatorMetrics* const metrics_;
   const std::function<int(const std::string&)> close_agent_streams_;
 };
 

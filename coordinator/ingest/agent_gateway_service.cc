@@ -116,9 +116,15 @@ absl::Status AgentGatewayService::HandleBatch(const std::shared_ptr<Stream>& str
     v1::Ack& ack = *message.mutable_ack() = BuildAck(*prepared, results);
     metrics->RecordsStored(ack.stored_run_ids_size());
     metrics->RecordsDuplicated(ack.duplicate_run_ids_size());
+    uint64_t conflicts = 0;
     for (const RunStoreResult& r : results) {
       if (r.outcome == StoreOutcome::kRefused) metrics->RecordRejected("refused_by_database");
+      if (r.outcome == StoreOutcome::kConflict) {
+        ++conflicts;
+        Log(absl::StrCat("agent ", stream->agent_id, ": ", r.reason, " (not stored)"));
+      }
     }
+    if (conflicts > 0) metrics->RecordsConflicted(conflicts);
     stream->writer.Send(std::move(message));
     // The records parsed by PrepareBatch go on (moved, not copied) to the relay's thread: their
     // figures and the scheduler's checks cost this thread, which every agent waits on, nothing.

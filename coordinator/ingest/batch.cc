@@ -10,6 +10,9 @@ std::string RejectionCode(const absl::Status& status) {
   // The reasons come from common/record_validation.cc and RunStore::PrepareRun; every code
   // returned here is listed in rejection_codes.h (the metrics create each at 0).
   if (absl::IsPermissionDenied(status)) return "permission_denied";
+  // CheckRecordBounds (record_validation.h): NaN, a negative or inverted time, a call_index
+  // past its maximum, ...
+  if (absl::IsOutOfRange(status)) return "out_of_bounds";
   const std::string_view m(status.message().data(), status.message().size());
   if (m == "run_id is missing") return "missing_run_id";
   if (m.starts_with("run_id \"")) return "invalid_run_id";
@@ -71,6 +74,7 @@ v1::Ack BuildAck(const PreparedBatch& batch, absl::Span<const RunStoreResult> re
       case StoreOutcome::kDuplicate:
         ack.add_duplicate_run_ids(batch.run_ids[i]);
         break;
+      case StoreOutcome::kConflict:
       case StoreOutcome::kRefused: {
         v1::Rejection& r = *ack.add_rejections();
         r.set_index(batch.indexes[i]);

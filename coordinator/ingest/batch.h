@@ -39,10 +39,14 @@ PreparedBatch PrepareBatch(const v1::RecordBatch& batch, const RunStore& store,
                            const std::string& required_agent_id = "");
 
 // Returns the metrics code of a rejection reason, e.g. "missing_run_id", "unknown_phase",
-// "malformed", "too_large": one of kRejectionCodes (rejection_codes.h).
+// "malformed", "too_large", "out_of_bounds" (OUT_OF_RANGE: past a record bound): one of
+// kRejectionCodes (rejection_codes.h).
 std::string RejectionCode(const absl::Status& status);
 
-// Returns the Ack of `batch` given one store result per prepared run (empty when it had none).
+// Returns the Ack of `batch` given one store result per prepared run (empty when it had none):
+// a run refused by the database or in conflict with a stored one (StoreOutcome::kConflict)
+// is a Rejection with the store's reason ("conflict: run_id X already stored with different
+// content").
 v1::Ack BuildAck(const PreparedBatch& batch, absl::Span<const RunStoreResult> results);
 
 }  // namespace benchfleet::coordinator

@@ -9,6 +9,7 @@ namespace benchfleet::coordinator {
 inline constexpr const char* kRejectionCodes[] = {
     "missing_run_id",  "invalid_run_id", "unknown_phase",       "unknown_status",  "missing_agent_id",
     "too_large",       "malformed",      "refused_by_database", "unrepresentable", "permission_denied",
+    "out_of_bounds",
 };
 
 }  // namespace benchfleet::coordinator

@@ -40,6 +40,9 @@ class CoordinatorMetrics {
 
   virtual void RecordsStored(uint64_t count) = 0;
   virtual void RecordsDuplicated(uint64_t count) = 0;
+  // Records whose run_id was already stored with different content (StoreOutcome::kConflict):
+  // refused, each answered as a conflict, from an agent's batch or an import.
+  virtual void RecordsConflicted(uint64_t count) = 0;
 
   // `reason` is a short snake_case code, e.g. "missing_run_id" (see ingest/batch.h).
   virtual void RecordRejected(std::string_view reason) = 0;
@@ -83,6 +86,7 @@ class NullMetrics : public CoordinatorMetrics {
  public:
   void RecordsStored(uint64_t) override {}
   void RecordsDuplicated(uint64_t) override {}
+  void RecordsConflicted(uint64_t) override {}
   void RecordRejected(std::string_view) override {}
   void AgentConnected(std::string_view) override {}
   void AgentDisconnected(std::string_view) override {}

@@ -115,6 +115,11 @@ PrometheusMetrics::PrometheusMetrics() : registry_(std::make_shared<prometheus::
                       .Register(r);
   stored_ = &records.Add({{"result", "stored"}});
   duplicated_ = &records.Add({{"result", "duplicate"}});
+  conflicts_ = &prometheus::BuildCounter()
+                     .Name("benchfleet_coordinator_run_conflicts_total")
+                     .Help("Records refused because their run_id was already stored with different content")
+                     .Register(r)
+                     .Add({});
   rejected_ = &prometheus::BuildCounter()
                    .Name("benchfleet_coordinator_records_rejected_total")
                    .Help("Records refused, by reason")
@@ -205,6 +210,10 @@ void PrometheusMetrics::RecordsDuplicated(uint64_t count) {
   duplicated_->Increment(static_cast<double>(count));
 }
 
+void PrometheusMetrics::RecordsConflicted(uint64_t count) {
+  conflicts_->Increment(static_cast<double>(count));
+}
+
 void PrometheusMetrics::RecordRejected(std::string_view reason) {
   // Family::Add returns the existing counter for labels it has seen: safe from any thread.
   rejected_->Add({{"reason", std::string(reason)}}).Increment();
@@ -248,10 +257,28 @@ void PrometheusMetrics::DatabaseError(std::string_view operation) {
   database_errors_->Add({{"operation", std::string(operation)}}).Increment();
 }
 
-PrometheusMetrics::FlagCounters& PrometheusMetrics::FlagsOfLocked(const std::string& agent,
-                                                                  const std::string& task) {
-  auto [it, inserted] = flags_.try_emplace(AgentTask(agent, task));
+std::string PrometheusMetrics::CappedLocked(std::set<std::string, std::less<>>& seen, size_t cap,
+                                            const std::string& value) {
+  if (seen.count(value) > 0) return value;
+  if (seen.size() >= cap) return kLabelOther;
+  seen.insert(value);
+  return value;
+}
+
+PrometheusMetrics::AgentTask PrometheusMetrics::BoundedPairLocked(const std::string& agent, const std::string& task) {
+  AgentTask pair(CappedLocked(agents_, kMaxAgentLabels, agent), CappedLocked(tasks_, kMaxTaskLabels, task));
+  if (pairs_.count(pair) > 0) return pair;
+  if (pairs_.size() >= kMaxAgentTaskPairs) return AgentTask(kLabelOther, kLabelOther);
+  pairs_.insert(pair);
+  return pair;
+}
+
+PrometheusMetrics::FlagCounters& PrometheusMetrics::FlagsOfLocked(const std::string& raw_agent,
+                                                                  const std::string& raw_task) {
+  const AgentTask pair = BoundedPairLocked(raw_agent, raw_task);
+  auto [it, inserted] = flags_.try_emplace(pair);
   if (inserted) {
+    const auto& [agent, task] = pair;
     // All four at once, so that increase() sees the first flag of any kind.
     for (size_t i = 0; i < it->second.size(); ++i) {
       it->second[i] = &flagged_->Add({{"agent", agent}, {"task", task}, {"flag", kRunFlags[i]}});
@@ -327,17 +354,34 @@ PrometheusMetrics::KnownRun PrometheusMetrics::KnownRunLocked(const v1::RunRecor
                   record.simulated() ? "1" : "0");
   if (const auto it = known_runs_.find(key_scratch_); it != known_runs_.end()) return it->second;
 
-  RunLabels labels = RunLabelsOf(record);
+  const RunLabels raw = RunLabelsOf(record);
+  RunLabels labels = raw;
+  const AgentTask pair = BoundedPairLocked(raw.agent, raw.task);
+  labels.agent = pair.first;
+  labels.task = pair.second;
+  labels.backend = CappedLocked(backends_, kMaxBackendLabels, raw.backend);
+  labels.mode = CappedLocked(modes_[labels.task], kMaxModesPerTask, raw.mode);
   KnownRun run;
   run.flags = &FlagsOfLocked(labels.agent, labels.task);
   if (failed) return run;  // it creates no series, so it takes no variant place either
-  const std::string variant = labels.variant;
   labels.variant = BoundedVariantLocked(labels);
-  auto [series, created] = run_series_.try_emplace(RunKey(labels));
+  std::string key = RunKey(labels);
+  if (run_series_.count(key) == 0) {
+    if (named_label_sets_ >= kMaxRunLabelSets) {
+      labels.agent = labels.task = labels.backend = labels.mode = kLabelOther;
+      labels.variant = kVariantOther;
+      key = RunKey(labels);
+    } else {
+      ++named_label_sets_;
+    }
+  }
+  auto [series, created] = run_series_.try_emplace(key);
   if (created) series->second.labels = labels;
   run.series = &series->second;
-  // "other" stands for any number of variants: caching those would grow without bound.
-  if (labels.variant == variant) known_runs_.emplace(key_scratch_, run);
+  // A capped value stands for any number of others: caching those would grow without bound.
+  const bool as_sent = labels.agent == raw.agent && labels.task == raw.task && labels.backend == raw.backend &&
+                       labels.mode == raw.mode && labels.variant == raw.variant;
+  if (as_sent) known_runs_.emplace(key_scratch_, run);
   return run;
 }
 
@@ -376,13 +420,13 @@ void PrometheusMetrics::RunStored(const v1::RunRecord& record) {
 }
 
 void PrometheusMetrics::RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) {
-  const std::string agent(agent_id), task_name(task);
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto [agent, task_name] = BoundedPairLocked(std::string(agent_id), std::string(task));
   // Both verdicts exist from the first check of an (agent, task), so increase() alerts see the
   // first regression.
   auto& ok = regression_checks_->Add({{"agent", agent}, {"task", task_name}, {"verdict", "ok"}});
   auto& bad = regression_checks_->Add({{"agent", agent}, {"task", task_name}, {"verdict", "regression"}});
   (regression ? bad : ok).Increment();
-  std::lock_guard<std::mutex> lock(mu_);
   FlagCounters& flags = FlagsOfLocked(agent, task_name);
   if (regression) flags[kRegressionFlag]->Increment();
 }

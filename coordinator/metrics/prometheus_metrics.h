@@ -40,6 +40,30 @@ inline constexpr size_t kMaxVariantsPerTask = 16;
 // not come from a declaration reaches it.
 inline constexpr size_t kMaxFiguresPerTask = 8;
 
+// The caps on the bench-result labels' values (metrics/README.md, "Label rules"): each counts the
+// distinct values this coordinator has seen since it started, first come first kept; a value
+// past its cap is exported as kLabelOther. They bound /metrics whatever the records say (5,000
+// records with distinct task and mode names once made 355,087 series and a 70 MB /metrics).
+inline constexpr char kLabelOther[] = "_other";
+inline constexpr size_t kMaxAgentLabels = 256;    // `agent` values (bench results, flags, checks)
+inline constexpr size_t kMaxTaskLabels = 64;      // `task` values
+inline constexpr size_t kMaxBackendLabels = 16;   // `backend` values
+inline constexpr size_t kMaxModesPerTask = 8;     // `mode` values per task
+// (agent, task) pairs with flag and regression-check counters; past it, a new pair is counted
+// on ("_other", "_other").
+inline constexpr size_t kMaxAgentTaskPairs = 1024;
+// Bench-result label sets (agent, task, backend, mode, phase, variant, simulated); past it, a
+// new label set's figures go to the one whose agent, task, backend and mode are "_other" and
+// variant "other" (its phase and simulated kept: at most 6 such sets).
+inline constexpr size_t kMaxRunLabelSets = 1024;
+
+// The worst-case number of samples /metrics can show, from the caps (metrics/README.md,
+// "Worst-case series count"): 146 per bench-result label set (7 memory kinds), 4 flags and 2 verdicts per (agent,
+// task) pair, 418 for fleet health (gRPC: 21 methods x 17 codes); not counting
+// benchfleet_coordinator_agent_connected (one per agent that said Hello within 24 hours: the
+// fleet's size).
+inline constexpr size_t kWorstCaseSeries = (kMaxRunLabelSets + 6) * 146 + (kMaxAgentTaskPairs + 1) * (4 + 2) + 418;
+
 class PrometheusMetrics : public CoordinatorMetrics {
  public:
   PrometheusMetrics();
@@ -49,6 +73,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
 
   void RecordsStored(uint64_t count) override;
   void RecordsDuplicated(uint64_t count) override;
+  void RecordsConflicted(uint64_t count) override;
   void RecordRejected(std::string_view reason) override;
   void AgentConnected(std::string_view agent_id) override;
   void AgentDisconnected(std::string_view agent_id) override;
@@ -95,6 +120,10 @@ class PrometheusMetrics : public CoordinatorMetrics {
   };
 
   prometheus::Gauge& AgentGaugeLocked(const std::string& agent);
+  // `value`, or kLabelOther when `seen` holds `cap` other values already (then `value` is not kept).
+  static std::string CappedLocked(std::set<std::string, std::less<>>& seen, size_t cap, const std::string& value);
+  // The (agent, task) pair as exported: each capped, and ("_other", "_other") past kMaxAgentTaskPairs.
+  AgentTask BoundedPairLocked(const std::string& agent, const std::string& task);
   FlagCounters& FlagsOfLocked(const std::string& agent, const std::string& task);
   std::string BoundedVariantLocked(const RunLabels& labels);
   prometheus::Gauge& HeadlineGaugeLocked(RunSeries& series, const HeadlineFigure& figure);
@@ -114,6 +143,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   prometheus::Family<prometheus::Gauge>* fleet_tasks_;
   prometheus::Counter* stored_;
   prometheus::Counter* duplicated_;
+  prometheus::Counter* conflicts_;
   prometheus::Family<prometheus::Counter>* rejected_;
   prometheus::Histogram* batch_records_;
   prometheus::Histogram* commit_duration_;
@@ -136,7 +166,11 @@ class PrometheusMetrics : public CoordinatorMetrics {
   std::mutex mu_;
   std::map<std::string, int, std::less<>> streams_by_agent_;  // open streams; guarded by mu_
   std::map<std::string, prometheus::Gauge*> agent_gauges_;    // agent_connected; guarded by mu_
-  std::map<AgentTask, FlagCounters> flags_;                    // guarded by mu_
+  std::map<AgentTask, FlagCounters> flags_;                    // bounded pairs; guarded by mu_
+  std::set<AgentTask> pairs_;                                  // kMaxAgentTaskPairs; guarded by mu_
+  std::set<std::string, std::less<>> agents_, tasks_, backends_;  // capped values; guarded by mu_
+  std::map<std::string, std::set<std::string, std::less<>>> modes_;  // by (capped) task; guarded by mu_
+  size_t named_label_sets_ = 0;  // run_series_ entries not made by the label-set cap; guarded by mu_
   std::map<AgentTask, std::set<std::string>> variants_;        // the first 16; guarded by mu_
   std::map<AgentTask, std::set<std::string>> figures_;         // the first 8 keys; guarded by mu_
   std::map<std::string, RunSeries> run_series_;                // by joined labels; guarded by mu_

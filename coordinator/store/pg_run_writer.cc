@@ -1,5 +1,6 @@
 #include "coordinator/store/pg_run_writer.h"
 
+#include <unordered_map>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
@@ -33,6 +34,18 @@ const std::string& MoveStagedSql() {
   return *sql;
 }
 
+// After the move, in the same transaction: the staged runs whose run_id is stored with another
+// content hash (a run just moved matches itself; a row stored before 0006 has none to compare).
+constexpr char kConflictsSql[] =
+    "SELECT i.run_id::text FROM runs_incoming i JOIN runs r USING (run_id) "
+    "WHERE i.content_sha256 IS NOT NULL AND r.content_sha256 IS NOT NULL "
+    "AND i.content_sha256 <> r.content_sha256";
+
+void MarkConflict(std::string_view run_id, RunStoreResult* result) {
+  result->outcome = StoreOutcome::kConflict;
+  result->reason = absl::StrCat("conflict: run_id ", std::string(run_id), " already stored with different content");
+}
+
 }  // namespace
 
 PgRunWriter::PgRunWriter(std::string database_url) : conn_(std::move(database_url)) {}
@@ -57,7 +70,7 @@ absl::StatusOr<std::vector<RunStoreResult>> PgRunWriter::StoreRuns(
   std::vector<Row> rows;
   rows.reserve(total);
   std::vector<std::string_view> chunks;
-  std::unordered_set<std::string_view> seen;
+  std::unordered_map<std::string_view, std::string_view> seen;  // run_id -> content hash
   seen.reserve(total);
   size_t index = 0;
   for (const PreparedRuns* g : groups) {
@@ -65,10 +78,15 @@ absl::StatusOr<std::vector<RunStoreResult>> PgRunWriter::StoreRuns(
     bool whole = true;
     for (const PreparedRun& run : g->runs) {
       std::string_view line(g->rows.data() + run.offset, run.size);
-      if (seen.insert(run.run_id).second) {
-        rows.push_back(Row{run.run_id, line, index});
+      const auto [first, inserted] = seen.emplace(run.run_id, run.content_sha256);
+      if (inserted) {
+        rows.push_back(Row{run.run_id, run.content_sha256, line, index});
       } else {
-        results[index].outcome = StoreOutcome::kDuplicate;
+        if (first->second == run.content_sha256) {
+          results[index].outcome = StoreOutcome::kDuplicate;
+        } else {
+          MarkConflict(run.run_id, &results[index]);
+        }
         whole = false;
       }
       ++index;
@@ -113,12 +131,22 @@ absl::Status PgRunWriter::StageAndInsert(absl::Span<const std::string_view> chun
   }
   PgOutcome moved = conn_.Exec(MoveStagedSql());
   if (!moved.ok) return abort(moved, "moving staged runs");
+  PgOutcome conflicts = conn_.Exec(kConflictsSql);
+  if (!conflicts.ok) return abort(conflicts, "comparing re-sent runs");
   if (PgOutcome o = conn_.Exec("COMMIT"); !o.ok) return Fail(o, "committing runs");
   std::unordered_set<std::string_view> stored(moved.first_column.begin(),
                                               moved.first_column.end());
+  std::unordered_set<std::string_view> conflicting(conflicts.first_column.begin(),
+                                                   conflicts.first_column.end());
   for (const Row& row : rows) {
-    (*results)[row.result].outcome =
-        stored.count(row.run_id) > 0 ? StoreOutcome::kStored : StoreOutcome::kDuplicate;
+    RunStoreResult& result = (*results)[row.result];
+    if (stored.count(row.run_id) > 0) {
+      result.outcome = StoreOutcome::kStored;
+    } else if (conflicting.count(row.run_id) > 0) {
+      MarkConflict(row.run_id, &result);
+    } else {
+      result.outcome = StoreOutcome::kDuplicate;
+    }
   }
   return absl::OkStatus();
 }
@@ -145,7 +173,19 @@ absl::Status PgRunWriter::OneByOne(const std::vector<Row>& rows,
       return Fail(o, "storing runs one by one");
     }
     if (copied.sqlstate == "23505") {
-      result.outcome = StoreOutcome::kDuplicate;
+      // The run_id is canonical (a validated UUID, lower case): safe as a literal.
+      PgOutcome stored = conn_.Exec(
+          absl::StrCat("SELECT coalesce(content_sha256, '') FROM runs WHERE run_id = '", std::string(row.run_id), "'"));
+      if (!stored.ok) {
+        if (!stored.sqlstate.empty()) conn_.Exec("ROLLBACK");
+        return Fail(stored, "comparing a re-sent run");
+      }
+      if (!stored.first_column.empty() && !stored.first_column.front().empty() &&
+          stored.first_column.front() != row.content_sha256) {
+        MarkConflict(row.run_id, &result);
+      } else {
+        result.outcome = StoreOutcome::kDuplicate;
+      }
     } else if (IsContentError(copied.sqlstate)) {
       result.outcome = StoreOutcome::kRefused;
       result.reason = absl::StrCat("the database refused the record: ", copied.message);

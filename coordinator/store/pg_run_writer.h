@@ -1,6 +1,7 @@
 // The write path of PgRunStore: stores a group of prepared runs in one transaction. The fast path
 // is one plain COPY; only when it hits a duplicate run_id is the group redone through a staging
-// table with INSERT ... ON CONFLICT DO NOTHING RETURNING (to learn which were new), and only
+// table with INSERT ... ON CONFLICT DO NOTHING RETURNING (to learn which were new; the ones
+// already stored with another content_sha256 are conflicts, the others duplicates), and only
 // when the database refuses a row's content is it redone row by row, each under a savepoint, so
 // one bad row never holds back the others. Owned by PgRunStore; not thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_STORE_PG_RUN_WRITER_H_
@@ -28,6 +29,7 @@ class PgRunWriter {
   // A run to write: its key, its row and where its result goes.
   struct Row {
     std::string_view run_id;
+    std::string_view content_sha256;
     std::string_view line;
     size_t result;
   };

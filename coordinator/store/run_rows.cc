@@ -5,10 +5,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/figures.h"
+#include "common/hashing.h"
 #include "common/record_validation.h"
 #include "coordinator/store/civil_time.h"
 #include "coordinator/store/pg_text.h"
 #include "coordinator/store/proto_json_writer.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/wire_format_lite.h"
 
 namespace benchfleet::coordinator {
 namespace {
@@ -83,12 +87,44 @@ void AppendMainFigure(const v1::RunRecord& record, std::string* out) {
   }
 }
 
-// Appends the record's protobuf encoding as a bytea field in COPY text: the hex form "\\x..."
-// (its backslash doubled, as COPY text escapes one). Readers parse it far faster than `record`.
-void AppendRecordBytea(const v1::RunRecord& record, std::string* out) {
-  thread_local std::string bytes;
-  bytes.clear();
-  record.SerializeToString(&bytes);
+// Serializes `record` deterministically (map entries sorted by key), so that the same record
+// always gives the same bytes: its content hash is taken from them.
+void SerializeDeterministic(const v1::RunRecord& record, std::string* bytes) {
+  bytes->clear();
+  google::protobuf::io::StringOutputStream stream(bytes);
+  google::protobuf::io::CodedOutputStream out(&stream);
+  out.SetSerializationDeterministic(true);
+  record.SerializeToCodedStream(&out);
+}
+
+// The SHA-256 of `bytes` (a serialized RunRecord) without its top-level fields run_id (the key,
+// compared on its own in lower case) and provenance (where a record was read from is not its
+// content).
+std::string ContentSha256(std::string_view bytes) {
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  std::string kept;
+  kept.reserve(bytes.size());
+  int from = 0;
+  while (true) {
+    const int at = in.CurrentPosition();
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) break;
+    if (!WireFormatLite::SkipField(&in, tag)) break;
+    const int field = WireFormatLite::GetTagFieldNumber(tag);
+    if (field == v1::RunRecord::kRunIdFieldNumber || field == v1::RunRecord::kProvenanceFieldNumber) {
+      kept.append(bytes.substr(from, at - from));
+      from = in.CurrentPosition();
+    }
+  }
+  kept.append(bytes.substr(from));
+  return Sha256Hex(kept);
+}
+
+// Appends a serialized record as a bytea field in COPY text: the hex form "\\x..." (its
+// backslash doubled, as COPY text escapes one). Readers parse it far faster than `record`.
+void AppendBytea(std::string_view bytes, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   const size_t start = out->size();
   out->resize(start + 3 + 2 * bytes.size());
@@ -109,7 +145,13 @@ const char kRunRowColumns[] =
     "run_id, series_id, task_id, agent_id, conditions_fingerprint, backend, task, mode, phase, "
     "call_index, repetition, start_time, end_time, wall_seconds, status, simulated, provenance, "
     "agent_version, flags, metrics, record, record_pb, headline_label, headline_unit, headline_value, "
-    "headline_better";
+    "headline_better, content_sha256";
+
+std::string RunContentSha256(const v1::RunRecord& record) {
+  std::string bytes;
+  SerializeDeterministic(record, &bytes);
+  return ContentSha256(bytes);
+}
 
 std::string CanonicalRunId(const std::string& run_id) {
   std::string id = run_id;
@@ -181,13 +223,18 @@ absl::Status AppendRunRow(const v1::RunRecord& record, PreparedRuns* out) {
   Tab(&line);
   AppendCopyJson(json, &line);
   Tab(&line);
+  thread_local std::string bytes;
+  SerializeDeterministic(record, &bytes);
   if (has_nul) {
     AppendCopyNull(&line);
   } else {
-    AppendRecordBytea(record, &line);
+    AppendBytea(bytes, &line);
   }
   Tab(&line);
   AppendMainFigure(record, &line);
+  Tab(&line);
+  run.content_sha256 = ContentSha256(bytes);
+  line.append(run.content_sha256);
   line.push_back('\n');
 
   run.offset = offset;

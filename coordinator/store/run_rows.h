@@ -20,6 +20,13 @@ extern const char kRunRowColumns[];
 // duration out of range); `out` is then unchanged.
 absl::Status AppendRunRow(const v1::RunRecord& record, PreparedRuns* out);
 
+// Returns the lower-case hex SHA-256 of `record`'s content: its deterministic protobuf encoding
+// (map entries sorted by key) without `run_id` (the key itself, compared in lower case) and
+// `provenance` (where it was read from is not what it measured: a live run re-imported from its
+// series folder is the same run). The
+// `content_sha256` column, which tells a re-send (same hash: a duplicate) from a conflict.
+std::string RunContentSha256(const v1::RunRecord& record);
+
 // Returns the lower-case form of a UUID: the form PostgreSQL returns and duplicates compare on.
 std::string CanonicalRunId(const std::string& run_id);
 

@@ -27,6 +27,7 @@ struct PreparedRun {
   std::string run_id;  // canonical lower-case UUID: the key duplicates are found by
   size_t offset = 0;
   size_t size = 0;
+  std::string content_sha256;  // RunContentSha256 (run_rows.h): tells a re-send from a conflict
 };
 
 // The runs of one batch in the store's bulk-load form, formatted by the thread that received
@@ -38,13 +39,17 @@ struct PreparedRuns {
 
 enum class StoreOutcome : uint8_t {
   kStored,     // committed by this call
-  kDuplicate,  // its run_id was already stored, or came earlier in the same call
+  kDuplicate,  // its run_id was already stored, or came earlier in the same call, with the same content
   kRefused,    // the database refused its content; reason says why; the others are stored
+  // Its run_id was already stored (or came earlier in the same call) with different content
+  // (another content_sha256); not stored; reason says so. A stored row without a hash (stored
+  // before migration 0006) cannot be compared: a re-send of it is kDuplicate.
+  kConflict,
 };
 
 struct RunStoreResult {
   StoreOutcome outcome = StoreOutcome::kStored;
-  std::string reason;  // for kRefused
+  std::string reason;  // for kRefused and kConflict
 };
 
 // What a Hello (or a later one on the same stream) says about a machine.
@@ -85,7 +90,8 @@ class RunStore {
   // Stores the runs of `groups` in one transaction and returns one result per run: groups in
   // order, the runs of each in order. Nothing is reported stored before it is committed. On an
   // error (UNAVAILABLE: the database cannot be reached) nothing was stored, or the commit's fate
-  // is unknown, and the caller retries later; re-storing a committed run yields kDuplicate.
+  // is unknown, and the caller retries later; re-storing a committed run yields kDuplicate (and
+  // a run_id stored with other content kConflict).
   virtual absl::StatusOr<std::vector<RunStoreResult>> StoreRuns(
       absl::Span<const PreparedRuns* const> groups) = 0;
 

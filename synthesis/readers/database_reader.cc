@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/proto_json.h"
+#include "common/record_validation.h"
 #include "google/protobuf/arena.h"
 
 namespace benchfleet::synthesis {
@@ -276,6 +277,12 @@ class RecordParser {
                                   absl::StrCat("unreadable record: ", parsed.message())});
         continue;
       }
+      // A row stored before the coordinator checked the bounds (or by another writer).
+      if (absl::Status bounds = CheckRecordBounds(record); !bounds.ok()) {
+        batch->skipped.push_back(
+            {kDatabaseSource, batch->first_row + static_cast<uint32_t>(i), OutOfBoundsReason(bounds)});
+        continue;
+      }
       batch->keys.push_back(KeyOf(batch->store->Add(record), batch->store.get()));
     }
   }
@@ -290,9 +297,14 @@ class RecordParser {
     for (size_t i = 0, begin = 0; i < batch->ends.size(); begin = batch->ends[i++]) {
       if (record == nullptr) record = google::protobuf::Arena::CreateMessage<v1::RunRecord>(batch->arena.get());
       absl::Status parsed = ParseRecordRow(batch->bytes.data() + begin, batch->ends[i] - begin, record);
-      if (parsed.ok()) {
+      absl::Status bounds = parsed.ok() ? CheckRecordBounds(*record) : absl::OkStatus();
+      if (parsed.ok() && bounds.ok()) {
         batch->records.push_back(record);
         record = nullptr;
+      } else if (parsed.ok()) {
+        record->Clear();
+        batch->skipped.push_back(
+            {kDatabaseSource, batch->first_row + static_cast<uint32_t>(i), OutOfBoundsReason(bounds)});
       } else {
         record->Clear();
         batch->skipped.push_back({kDatabaseSource, batch->first_row + static_cast<uint32_t>(i),

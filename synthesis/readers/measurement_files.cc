@@ -1,19 +1,27 @@
 #include "synthesis/readers/measurement_files.h"
 
+#include <iterator>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/conditions_fingerprint.h"
 #include "common/proto_json.h"
+#include "common/record_validation.h"
 #include "common/series_folder.h"
 #include "synthesis/readers/file_formats.h"
 #include "synthesis/readers/file_record.h"
 #include "common/simulated.h"
 
 namespace benchfleet::synthesis {
+
+std::string OutOfBoundsReason(const absl::Status& bounds) {
+  return absl::StrCat("outside the record bounds: ", bounds.message());
+}
+
 namespace {
 
 enum class Format {
@@ -60,12 +68,23 @@ Format Detect(const std::string& path, std::string_view content) {
   return Format::kUnknown;
 }
 
+// Keeps `record`, or skips it (with its line) when it is past a record bound: whatever a file or
+// a database holds, no value can make the guide's time or memory grow (a call_index of
+// 4294967295 next to 1 once did).
+void KeepInBounds(const std::string& file, uint32_t line, v1::RunRecord record, ReadResult* out) {
+  if (absl::Status bounds = CheckRecordBounds(record); !bounds.ok()) {
+    out->skipped.push_back({file, line, OutOfBoundsReason(bounds)});
+    return;
+  }
+  out->records.push_back(std::move(record));
+}
+
 // Reads a benchfleet runs.jsonl. ReadRecords stops at the first bad line; then the file is read
 // again line by line so that one bad line skips only itself.
 void ReadRunsJsonl(Env* env, const std::string& file, std::string_view content, ReadResult* out) {
   auto sourced = ReadRecords(env, file);
   if (sourced.ok()) {
-    for (SourcedRecord& s : *sourced) out->records.push_back(std::move(s.record));
+    for (SourcedRecord& s : *sourced) KeepInBounds(file, s.line, std::move(s.record), out);
     return;
   }
   std::vector<std::string_view> lines = SplitLines(content);
@@ -77,7 +96,18 @@ void ReadRunsJsonl(Env* env, const std::string& file, std::string_view content, 
       out->skipped.push_back({file, static_cast<uint32_t>(i + 1), absl::StrCat("malformed record: ", s.message())});
       continue;
     }
-    out->records.push_back(std::move(record));
+    KeepInBounds(file, static_cast<uint32_t>(i + 1), std::move(record), out);
+  }
+}
+
+// Skips the records read from `file` (from index `first` on) that are past a record bound.
+void DropOutOfBounds(const std::string& file, size_t first, ReadResult* out) {
+  std::vector<v1::RunRecord> read(std::make_move_iterator(out->records.begin() + static_cast<std::ptrdiff_t>(first)),
+                                  std::make_move_iterator(out->records.end()));
+  out->records.resize(first);
+  for (v1::RunRecord& record : read) {
+    const uint32_t line = record.provenance().kind() == v1::Provenance::KIND_FILE ? record.provenance().line() : 0;
+    KeepInBounds(file, line, std::move(record), out);
   }
 }
 
@@ -185,6 +215,7 @@ void ReadOne(Env* env, const std::string& path, ReadResult* out) {
                                                     "or the generic CSV with header \"", kGenericCsvHeader, "\")")});
       return;
   }
+  if (format != Format::kRunsJsonl) DropOutOfBounds(file, records_before, out);
   if (out->records.size() == records_before && out->skipped.size() == skipped_before) {
     out->skipped.push_back({file, 0, "no runs found in it"});
   }

@@ -32,8 +32,14 @@ struct ReadResult {
   std::map<std::string, v1::MachineConditions> conditions;
 };
 
+// The reason a record past a record bound (common/record_validation.h CheckRecordBounds) is
+// skipped with: "outside the record bounds: " and the bound's message. Every reader (files and
+// database) skips such a record and lists it with this reason in the guide's "Inputs skipped".
+std::string OutOfBoundsReason(const absl::Status& bounds);
+
 // Reads every path (a file or a series folder), detecting each file's format. A missing,
-// unreadable or malformed file or line is added to skipped and the rest is kept. Returns
+// unreadable or malformed file or line, or a record past a record bound (OutOfBoundsReason), is
+// added to skipped and the rest is kept. Returns
 // INVALID_ARGUMENT "no records in PATHS" when no record at all could be read.
 absl::StatusOr<ReadResult> ReadMeasurementFiles(Env* env, const std::vector<std::string>& paths);
 

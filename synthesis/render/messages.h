@@ -18,6 +18,7 @@ struct Messages {
   std::string_view newest_record;    // "Newest record:" (followed by its start time)
   std::string_view skipped_section;  // "Inputs skipped"
   std::string_view skipped_none;     // "None: every input was read."
+  std::string_view skipped_count;    // after the number: "inputs skipped (unreadable, or past a record bound ...):"
   std::string_view table_section;    // "Synthesis table"
   std::string_view task;             // "Task"
   std::string_view chart_alt;        // alt text of the chart link

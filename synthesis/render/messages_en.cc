@@ -16,6 +16,7 @@ const Messages& MessagesEn() {
       .newest_record = "Newest record used: started",
       .skipped_section = "Inputs skipped",
       .skipped_none = "None: every input was read.",
+      .skipped_count = "inputs skipped (unreadable, or a record past a bound of README.md \"Record bounds\"):",
       .table_section = "Results per task",
       .task = "Task",
       .chart_alt = "Figure per call index",

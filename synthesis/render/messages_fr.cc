@@ -19,6 +19,7 @@ const Messages& MessagesFr() {
       .newest_record = "Enregistrement le plus récent utilisé : démarré le",
       .skipped_section = "Entrées ignorées",
       .skipped_none = "Aucune : toutes les entrées ont été lues.",
+      .skipped_count = "entrées ignorées (illisibles, ou un enregistrement hors d'une borne de README.md « Record bounds ») :",
       .table_section = "Résultats par tâche",
       .task = "Tâche",
       .chart_alt = "Chiffre par rang d'appel",

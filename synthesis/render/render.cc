@@ -303,6 +303,7 @@ std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& mode
   if (skipped.empty()) {
     out += std::string(m.skipped_none) + "\n";
   } else {
+    out += std::to_string(skipped.size()) + " " + std::string(m.skipped_count) + "\n\n";
     for (const auto& line : skipped) out += "- " + Code(line) + "\n";
   }
   return out;

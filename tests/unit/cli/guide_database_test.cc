@@ -3,6 +3,8 @@
 // COPY text it reads. The PostgreSQL tests need BENCHFLEET_TEST_DATABASE_URL (scripts/test).
 #include "synthesis/readers/database_reader.h"
 
+#include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -190,6 +192,48 @@ TEST_F(DatabaseReaderTest, AnUnreadableRecordIsSkippedWithItsRow) {
   EXPECT_EQ(read->skipped[0].path, "database");
   EXPECT_EQ(read->skipped[0].line, 1u);
   EXPECT_THAT(read->skipped[0].reason, HasSubstr("unreadable record: "));
+}
+
+TEST_F(DatabaseReaderTest, AStoredRecordPastABoundIsSkippedWithItsRowAsMessagesAndAsRows) {
+  // Stored before the coordinator checked the bounds: the store itself takes any value.
+  v1::RunRecord huge = Record("00000000-0000-4000-8000-0000000000e1", "bounds", kStart + 30, "fp-host-a");
+  huge.set_call_index(4294967295u);
+  v1::RunRecord nan = Record("00000000-0000-4000-8000-0000000000e2", "bounds", kStart + 31, "fp-host-a");
+  nan.mutable_metrics(0)->set_value(std::numeric_limits<double>::quiet_NaN());
+  const v1::RunRecord fine = Record("00000000-0000-4000-8000-0000000000e3", "bounds", kStart + 32, "fp-host-a");
+  coordinator::PreparedRuns prepared;
+  for (const auto& r : {huge, nan, fine}) ASSERT_TRUE(store_->PrepareRun(r, &prepared).ok());
+  const coordinator::PreparedRuns* groups[] = {&prepared};
+  ASSERT_TRUE(store_->StoreRuns(groups).ok());
+
+  auto read = ReadRecordsFromDatabase(db_.url(), {{"bounds"}, std::nullopt});
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_THAT(RunIds(*read), ElementsAre(fine.run_id()));
+  // Each with its row in the COPY (rows come in the table's physical order: compared as a set).
+  auto described = [](const std::vector<Skipped>& skipped) {
+    std::set<std::string> out;
+    for (const Skipped& s : skipped) out.insert(s.path + ": " + s.reason);
+    return out;
+  };
+  auto lines = [](const std::vector<Skipped>& skipped) {
+    std::set<uint32_t> out;
+    for (const Skipped& s : skipped) out.insert(s.line);
+    return out;
+  };
+  const std::set<std::string> expected = {
+      "database: outside the record bounds: call_index 4294967295 is over the maximum of 100000",
+      "database: outside the record bounds: metric \"tokens_per_second\" is nan, not a finite number"};
+  EXPECT_EQ(described(read->skipped), expected);
+  EXPECT_EQ(lines(read->skipped).size(), 2u);
+  EXPECT_LE(*lines(read->skipped).rbegin(), 3u);
+
+  RunRows rows;
+  auto as_rows = ReadRecordsFromDatabase(db_.url(), {{"bounds"}, std::nullopt}, &rows);
+  ASSERT_TRUE(as_rows.ok()) << as_rows.status();
+  ASSERT_EQ(rows.rows.size(), 1u);
+  EXPECT_EQ(rows.rows[0]->run_id, fine.run_id());
+  EXPECT_EQ(described(as_rows->skipped), expected);
+  EXPECT_EQ(lines(as_rows->skipped), lines(read->skipped));
 }
 
 TEST_F(DatabaseReaderTest, AMissingSchemaIsAnInternalErrorSayingWhat) {

@@ -4,6 +4,8 @@
 #include "common/version.h"
 #include "coordinator/ingest/batch.h"
 #include "coordinator/ingest/hello.h"
+#include <limits>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/coordinator/test_records.h"
@@ -92,7 +94,36 @@ TEST_F(BatchTest, AckListsStoredDuplicatesAndRefusalsByIndex) {
                           RejectionView{3, c.run_id(), "the database refused the record: value too long"}));
 }
 
+TEST_F(BatchTest, RecordsPastABoundAreRejectedOneByOneAndAConflictIsARejection) {
+  v1::RunRecord a = testing::MakeRecord(1), b = testing::MakeRecord(2), c = testing::MakeRecord(3);
+  v1::RunRecord huge_index = testing::MakeRecord(4294967295u);
+  v1::RunRecord nan = testing::MakeRecord(5);
+  nan.mutable_metrics(0)->set_value(std::numeric_limits<double>::quiet_NaN());
+  v1::RunRecord inverted = testing::MakeRecord(6);
+  inverted.mutable_end_time()->set_seconds(inverted.start_time().seconds() - 10);
+  const PreparedBatch prepared = PrepareBatch(
+      testing::MakeBatch(5, {testing::Serialize(a), testing::Serialize(huge_index), testing::Serialize(b),
+                             testing::Serialize(nan), testing::Serialize(inverted), testing::Serialize(c)}),
+      store_);
+  EXPECT_THAT(prepared.run_ids, ElementsAre(a.run_id(), b.run_id(), c.run_id()));
+  EXPECT_THAT(prepared.rejection_codes, ElementsAre("out_of_bounds", "out_of_bounds", "out_of_bounds"));
+  std::vector<RunStoreResult> results(3);
+  results[1].outcome = StoreOutcome::kConflict;
+  results[1].reason = "conflict: run_id " + b.run_id() + " already stored with different content";
+
+  const v1::Ack ack = BuildAck(prepared, results);
+  EXPECT_THAT(ack.stored_run_ids(), ElementsAre(a.run_id(), c.run_id()));
+  EXPECT_THAT(ack.duplicate_run_ids(), ElementsAre());
+  EXPECT_THAT(Rejections(ack.rejections()),
+              ElementsAre(RejectionView{1, huge_index.run_id(), "call_index 4294967295 is over the maximum of 100000"},
+                          RejectionView{2, b.run_id(), "conflict: run_id " + b.run_id() + " already stored with different content"},
+                          RejectionView{3, nan.run_id(), "metric \"tokens_per_second\" is nan, not a finite number"},
+                          RejectionView{4, inverted.run_id(), "end_time is 10 s before start_time"}));
+}
+
 TEST(RejectionCodeTest, NamesEveryReason) {
+  EXPECT_EQ(RejectionCode(absl::OutOfRangeError("call_index 4294967295 is over the maximum of 100000")),
+            "out_of_bounds");
   EXPECT_EQ(RejectionCode(absl::InvalidArgumentError("run_id \"x\" is not a UUID")), "invalid_run_id");
   EXPECT_EQ(RejectionCode(absl::InvalidArgumentError("status 9 is unknown")), "unknown_status");
   EXPECT_EQ(RejectionCode(absl::InvalidArgumentError("agent_id is missing")), "missing_agent_id");

@@ -7,6 +7,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -255,7 +256,8 @@ TEST(PrometheusMetricsTest, ExposesEveryFamilyOfTheCatalogueWithHelp) {
                           "benchfleet_coordinator_group_commits_total",
                           "benchfleet_coordinator_group_commit_runs_total",
                           "benchfleet_coordinator_database_errors_total",
-                          "benchfleet_coordinator_stale_task_updates_total"}));
+                          "benchfleet_coordinator_stale_task_updates_total",
+                          "benchfleet_coordinator_run_conflicts_total"}));
   metrics.RpcMethodsServed({"/benchfleet.v1.Admin/ListRuns"});
   metrics.AgentConnected("gpu-01");
   metrics.RunStored(WarmRun());
@@ -274,6 +276,7 @@ TEST(PrometheusMetricsTest, ExposesEveryFamilyOfTheCatalogueWithHelp) {
       {"benchfleet_fleet_tasks", MetricType::Gauge},
       {"benchfleet_coordinator_records_total", MetricType::Counter},
       {"benchfleet_coordinator_records_rejected_total", MetricType::Counter},
+      {"benchfleet_coordinator_run_conflicts_total", MetricType::Counter},
       {"benchfleet_coordinator_ingest_batch_records", MetricType::Histogram},
       {"benchfleet_coordinator_commit_duration_seconds", MetricType::Histogram},
       {"benchfleet_coordinator_group_commits_total", MetricType::Counter},
@@ -358,6 +361,7 @@ benchfleet_coordinator_records_rejected_total{reason="invalid_run_id"} 0
 benchfleet_coordinator_records_rejected_total{reason="malformed"} 1
 benchfleet_coordinator_records_rejected_total{reason="missing_agent_id"} 0
 benchfleet_coordinator_records_rejected_total{reason="missing_run_id"} 0
+benchfleet_coordinator_records_rejected_total{reason="out_of_bounds"} 0
 benchfleet_coordinator_records_rejected_total{reason="permission_denied"} 0
 benchfleet_coordinator_records_rejected_total{reason="refused_by_database"} 0
 benchfleet_coordinator_records_rejected_total{reason="too_large"} 0
@@ -782,6 +786,83 @@ TEST(PrometheusMetricsTest, RunsDifferingOnlyBySeedPromptAndRunIdAddNoSeries) {
     for (const auto& m : family.metric) observed += m.histogram.sample_count;
   }
   EXPECT_EQ(observed, 10016u);
+}
+
+// Case 5 of issue 19: 5,000 records with distinct task and mode names (and more agents and
+// backends than their caps) once gave 355,087 series. Every label is capped: the samples stay
+// under the worst case README.md states, and the overflow values carry the rest.
+TEST(PrometheusMetricsTest, DistinctLabelValuesPastTheCapsGoToOtherAndStayUnderTheWorstCase) {
+  PrometheusMetrics metrics;
+  for (int i = 0; i < 5000; ++i) {
+    v1::RunRecord r = WarmRun();
+    r.set_agent_id(absl::StrCat("agent-", i % 1000));
+    r.set_task(absl::StrCat("task-", i));
+    r.set_mode(absl::StrCat("mode-", i));
+    r.set_backend(absl::StrCat("backend-", i % 20));
+    r.set_phase(i % 3 == 0 ? v1::PHASE_COLD : i % 3 == 1 ? v1::PHASE_WARM : v1::PHASE_VALIDATION);
+    r.set_simulated(i % 2 == 0);
+    (*r.mutable_matrix())["batch_size"] = std::to_string(i);
+    // Every memory kind, and more headline figures than the per-(agent, task) limit.
+    for (int kind = v1::MEMORY_KIND_PROCESS_PEAK_RSS; kind <= v1::MEMORY_KIND_BUFFER_UNKNOWN; ++kind) {
+      v1::MemoryFigure* m = r.add_memory();
+      m->set_kind(static_cast<v1::MemoryKind>(kind));
+      m->set_bytes(uint64_t{1} << 30);
+    }
+    for (int f = 0; f < 12; ++f) {
+      v1::Metric* m = r.add_metrics();
+      m->set_name(absl::StrCat("figure_", f, "_", i % 7));
+      m->set_value(f);
+      m->set_unit("s");
+      m->set_headline(3 + f);
+      m->set_label(absl::StrCat("figure ", f, " ", i % 7));
+    }
+    if (i % 5 == 0) r.add_flags()->set_code("CACHE_HIT");
+    metrics.RunStored(r);
+    if (i % 4 == 0) {
+      r.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+      metrics.RunStored(r);
+    }
+    metrics.RegressionChecked(r.agent_id(), r.task(), i % 2 == 0);
+    metrics.TaskKnown(r.agent_id(), r.task());
+  }
+  const size_t samples = SampleCount(metrics);
+  EXPECT_LE(samples, kWorstCaseSeries);  // no agent said Hello: no agent_connected sample
+
+  const std::set<std::string> tasks = LabelValues(metrics, "benchfleet_run_last_wall_seconds", "task");
+  EXPECT_EQ(tasks.size(), kMaxTaskLabels + 1);
+  EXPECT_EQ(tasks.count(kLabelOther), 1u);
+  EXPECT_EQ(LabelValues(metrics, "benchfleet_runs_flagged_total", "task").size(), kMaxTaskLabels + 1);
+  EXPECT_EQ(LabelValues(metrics, "benchfleet_coordinator_regression_checks_total", "task").size(),
+            kMaxTaskLabels + 1);
+  const std::set<std::string> agents = LabelValues(metrics, "benchfleet_runs_flagged_total", "agent");
+  EXPECT_EQ(agents.size(), kMaxAgentLabels + 1);
+  EXPECT_EQ(agents.count(kLabelOther), 1u);
+  EXPECT_EQ(LabelValues(metrics, "benchfleet_run_last_wall_seconds", "backend").size(), kMaxBackendLabels + 1);
+  EXPECT_EQ(LabelValues(metrics, "benchfleet_run_last_wall_seconds", "mode").count(kLabelOther), 1u);
+
+  // Bench-result label sets: the first kMaxRunLabelSets, then the overflow set of each phase and
+  // simulated value; every run counted in one of them.
+  uint64_t observed = 0;
+  size_t overflow_sets = 0;
+  for (const auto& family : metrics.registry()->Collect()) {
+    if (family.name != "benchfleet_run_wall_seconds") continue;
+    // The 1,024 named sets (some of them already all "_other": those are overflow sets too).
+    EXPECT_GE(family.metric.size(), kMaxRunLabelSets);
+    EXPECT_LE(family.metric.size(), kMaxRunLabelSets + 6);
+    for (const auto& m : family.metric) {
+      observed += m.histogram.sample_count;
+      std::map<std::string, std::string> labels;
+      for (const auto& l : m.label) labels[l.name] = l.value;
+      if (labels["agent"] == kLabelOther && labels["task"] == kLabelOther && labels["backend"] == kLabelOther &&
+          labels["mode"] == kLabelOther && labels["variant"] == kVariantOther) {
+        ++overflow_sets;
+      }
+    }
+  }
+  EXPECT_EQ(overflow_sets, 6u);
+  EXPECT_EQ(observed, 5000u);
+  std::printf("5,000 records with distinct task and mode names: %zu samples (worst case %zu)\n", samples,
+              kWorstCaseSeries);
 }
 
 }  // namespace

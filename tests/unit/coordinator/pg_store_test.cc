@@ -47,7 +47,7 @@ TEST(MigratorTest, AppliesEachMigrationOnceAndIsIdempotent) {
             std::to_string(EmbeddedMigrations().size()));
   EXPECT_EQ(db.QueryValue("SELECT name FROM schema_migrations WHERE version = 1"), "0001_init");
   EXPECT_EQ(db.QueryValue("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"),
-            "0001_init,0002_fleet,0003_record_pb,0004_auth,0005_headline");
+            "0001_init,0002_fleet,0003_record_pb,0004_auth,0005_headline,0006_content_hash");
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM information_schema.tables WHERE table_name IN "
                           "('runs', 'machines', 'conditions')"),
             "3");
@@ -148,6 +148,68 @@ TEST_F(PgRunStoreTest, TheSecondOfOneRunIdInAGroupIsADuplicate) {
   const PreparedRuns b = Prepare(*store_, {upper});
   EXPECT_THAT(Outcomes(Store({&a, &b})),
               ElementsAre(StoreOutcome::kStored, StoreOutcome::kStored, StoreOutcome::kDuplicate));
+  EXPECT_EQ(Count(), "2");
+}
+
+TEST_F(PgRunStoreTest, ARunIdStoredWithOtherContentIsAConflictAndTheSameContentADuplicate) {
+  const v1::RunRecord stored = testing::MakeRecord(1);
+  const PreparedRuns first = Prepare(*store_, {stored});
+  EXPECT_THAT(Outcomes(Store({&first})), ElementsAre(StoreOutcome::kStored));
+  EXPECT_EQ(db_.QueryValue("SELECT content_sha256 FROM runs"), RunContentSha256(stored));
+
+  v1::RunRecord other = stored;  // the same run_id, another figure
+  other.mutable_metrics(0)->set_value(99);
+  v1::RunRecord reimported = stored;  // the same run read back from a file: the same content
+  reimported.mutable_provenance()->set_kind(v1::Provenance::KIND_FILE);
+  reimported.mutable_provenance()->set_file("gpu-01/runs.jsonl");
+  reimported.mutable_provenance()->set_line(3);
+  const v1::RunRecord fresh = testing::MakeRecord(2);
+  const PreparedRuns again = Prepare(*store_, {stored, other, reimported, fresh});
+  absl::StatusOr<std::vector<RunStoreResult>> results = Store({&again});
+  // The first is a duplicate of the stored row; the next two repeat a run_id of the same group:
+  // `other` differs from it (a conflict), `reimported` does not (a duplicate).
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_THAT(Outcomes(results), ElementsAre(StoreOutcome::kDuplicate, StoreOutcome::kConflict,
+                                             StoreOutcome::kDuplicate, StoreOutcome::kStored));
+  EXPECT_EQ((*results)[1].reason, "conflict: run_id " + stored.run_id() + " already stored with different content");
+
+  // Alone in its group, `other` meets the stored row in the database.
+  const PreparedRuns alone = Prepare(*store_, {other, testing::MakeRecord(3)});
+  results = Store({&alone});
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_THAT(Outcomes(results), ElementsAre(StoreOutcome::kConflict, StoreOutcome::kStored));
+  EXPECT_EQ((*results)[0].reason, "conflict: run_id " + stored.run_id() + " already stored with different content");
+  EXPECT_EQ(Count(), "3");
+  EXPECT_EQ(db_.QueryValue("SELECT metrics::text FROM runs WHERE run_id = '" + stored.run_id() + "'"),
+            "{\"tokens_per_second\": 41}");
+
+  // A row stored before migration 0006 has no hash to compare: a re-send of it is a duplicate.
+  EXPECT_EQ(db_.QueryValue("WITH u AS (UPDATE runs SET content_sha256 = NULL RETURNING 1) SELECT count(*) FROM u"),
+            "3");
+  const PreparedRuns old = Prepare(*store_, {other});
+  EXPECT_THAT(Outcomes(Store({&old})), ElementsAre(StoreOutcome::kDuplicate));
+}
+
+TEST_F(PgRunStoreTest, AConflictIsFoundAlsoWhenTheGroupIsStoredRowByRow) {
+  const v1::RunRecord stored = testing::MakeRecord(1);
+  const PreparedRuns first = Prepare(*store_, {stored});
+  EXPECT_THAT(Outcomes(Store({&first})), ElementsAre(StoreOutcome::kStored));
+  v1::RunRecord other = stored;
+  other.set_mode("cpu");
+  // A row the database refuses (call_index is not a number) sends the group row by row.
+  PreparedRuns runs = Prepare(*store_, {testing::MakeRecord(2)});
+  const std::string bad_id = "0b8e7a9c-1d2e-4f3a-8b4c-5d6e7f8a9b0c";
+  std::string line = runs.rows;
+  line.replace(0, 36, bad_id);
+  line.replace(line.find("\twarm\t") + 6, 1, "x");
+  runs.runs.push_back({bad_id, runs.rows.size(), line.size()});
+  runs.rows += line;
+  const PreparedRuns conflicting = Prepare(*store_, {other});
+  absl::StatusOr<std::vector<RunStoreResult>> results = Store({&runs, &conflicting});
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_THAT(Outcomes(results),
+              ElementsAre(StoreOutcome::kStored, StoreOutcome::kRefused, StoreOutcome::kConflict));
+  EXPECT_EQ((*results)[2].reason, "conflict: run_id " + stored.run_id() + " already stored with different content");
   EXPECT_EQ(Count(), "2");
 }
 

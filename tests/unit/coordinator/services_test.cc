@@ -4,6 +4,9 @@
 #include <grpcpp/grpcpp.h>
 #include <prometheus/registry.h>
 
+#include <limits>
+
+#include "absl/strings/str_cat.h"
 #include "benchfleet/v1/admin.grpc.pb.h"
 #include "benchfleet/v1/gateway.grpc.pb.h"
 #include "common/conditions_fingerprint.h"
@@ -182,6 +185,91 @@ TEST_F(ServicesTest, StoresTheGoodRecordsOfABatchAndRejectsTheOthersOnce) {
   EXPECT_EQ(MetricValue(registry, "benchfleet_coordinator_records_total", "result", "duplicate"), 3);
   EXPECT_EQ(MetricValue(registry, "benchfleet_coordinator_records_rejected_total", "reason", "malformed"), 4);
   EXPECT_EQ(MetricValue(registry, "benchfleet_coordinator_agents_connected"), 0);
+}
+
+TEST_F(ServicesTest, RecordsPastABoundAreRejectedWithTheirReasonAndTheRestOfTheBatchIsStored) {
+  grpc::ClientContext context;
+  auto stream = Connect(&context);
+  const v1::RunRecord a = testing::MakeRecord(1), b = testing::MakeRecord(2);
+  const v1::RunRecord huge_index = testing::MakeRecord(4294967295u);
+  v1::RunRecord nan = testing::MakeRecord(3);
+  nan.mutable_metrics(0)->set_value(std::numeric_limits<double>::quiet_NaN());
+  v1::RunRecord infinite = testing::MakeRecord(4);
+  infinite.mutable_metrics(0)->set_value(std::numeric_limits<double>::infinity());
+  v1::RunRecord negative = testing::MakeRecord(5);
+  negative.mutable_wall_duration()->set_seconds(-2);
+  v1::RunRecord inverted = testing::MakeRecord(6);
+  inverted.mutable_end_time()->set_seconds(inverted.start_time().seconds() - 60);
+  v1::RunRecord repetition = testing::MakeRecord(7);
+  repetition.set_repetition(4294967295u);
+  v1::RunRecord outside = testing::MakeRecord(8);  // stamped a day after it started, for a 1 s run
+  outside.mutable_end_time()->set_seconds(outside.start_time().seconds() + 86400);
+  const v1::RecordBatch batch = testing::MakeBatch(
+      9, {testing::Serialize(a), testing::Serialize(huge_index), testing::Serialize(nan), testing::Serialize(infinite),
+          testing::Serialize(negative), testing::Serialize(inverted), testing::Serialize(repetition),
+          testing::Serialize(outside), testing::Serialize(b)});
+  ASSERT_TRUE(stream->Write(RecordsMessage(batch)));
+  const v1::Ack ack = ReadAck(*stream);
+  EXPECT_THAT(ack.stored_run_ids(), ElementsAre(a.run_id(), b.run_id()));
+  std::vector<std::string> rejections;
+  for (const v1::Rejection& r : ack.rejections()) {
+    rejections.push_back(absl::StrCat(r.index(), " ", r.run_id() == "" ? "?" : "id", " ", r.reason()));
+  }
+  EXPECT_THAT(rejections,
+              ElementsAre("1 id call_index 4294967295 is over the maximum of 100000",
+                          "2 id metric \"tokens_per_second\" is nan, not a finite number",
+                          "3 id metric \"tokens_per_second\" is inf, not a finite number",
+                          "4 id wall_duration -2 s is negative", "5 id end_time is 60 s before start_time",
+                          "6 id repetition 4294967295 is over the maximum of 10000",
+                          "7 id end_time - start_time (86400 s) and wall_duration (1 s) differ by more than 3600 s"));
+  EXPECT_EQ(RunCount(), "2");
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+  prometheus::Registry& registry = *server_->metrics().registry();
+  EXPECT_EQ(MetricValue(registry, "benchfleet_coordinator_records_rejected_total", "reason", "out_of_bounds"), 7);
+  EXPECT_EQ(MetricValue(registry, "benchfleet_coordinator_records_total", "result", "stored"), 2);
+}
+
+TEST_F(ServicesTest, ARunIdReSentWithOtherContentIsRejectedAsAConflictCountedAndNotStored) {
+  grpc::ClientContext context;
+  auto stream = Connect(&context);
+  const v1::RunRecord a = testing::MakeRecord(1), b = testing::MakeRecord(2);
+  ASSERT_TRUE(stream->Write(RecordsMessage(testing::MakeBatch(1, {testing::Serialize(a), testing::Serialize(b)}))));
+  EXPECT_THAT(ReadAck(*stream).stored_run_ids(), ElementsAre(a.run_id(), b.run_id()));
+
+  v1::RunRecord changed = a;
+  changed.mutable_metrics(0)->set_value(1000);
+  const v1::RunRecord c = testing::MakeRecord(3);
+  ASSERT_TRUE(stream->Write(RecordsMessage(
+      testing::MakeBatch(2, {testing::Serialize(changed), testing::Serialize(b), testing::Serialize(c)}))));
+  v1::Ack ack = ReadAck(*stream);
+  EXPECT_THAT(ack.stored_run_ids(), ElementsAre(c.run_id()));
+  EXPECT_THAT(ack.duplicate_run_ids(), ElementsAre(b.run_id()));
+  ASSERT_EQ(ack.rejections_size(), 1);
+  EXPECT_EQ(ack.rejections(0).index(), 0u);
+  EXPECT_EQ(ack.rejections(0).run_id(), a.run_id());
+  EXPECT_EQ(ack.rejections(0).reason(), "conflict: run_id " + a.run_id() + " already stored with different content");
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+
+  // The same through an import: answered as a rejection with the same reason.
+  v1::ImportRunsRequest request;
+  *request.add_runs() = changed;
+  *request.add_runs() = b;
+  v1::ImportRunsResponse response;
+  grpc::ClientContext import_context;
+  ASSERT_TRUE(admin_->ImportRuns(&import_context, request, &response).ok());
+  EXPECT_THAT(response.stored_run_ids(), IsEmpty());
+  EXPECT_THAT(response.duplicate_run_ids(), ElementsAre(b.run_id()));
+  EXPECT_THAT(response.rejections(),
+              ElementsAre(a.run_id() + ": conflict: run_id " + a.run_id() + " already stored with different content"));
+
+  EXPECT_EQ(RunCount(), "3");
+  EXPECT_EQ(db_.QueryValue("SELECT metrics::text FROM runs WHERE run_id = '" + a.run_id() + "'"),
+            "{\"tokens_per_second\": 41}");
+  prometheus::Registry& registry = *server_->metrics().registry();
+  EXPECT_EQ(MetricValue(registry, "benchfleet_coordinator_run_conflicts_total"), 2);
+  EXPECT_EQ(MetricValue(registry, "benchfleet_coordinator_records_total", "result", "duplicate"), 1);
 }
 
 TEST_F(ServicesTest, PipelinedBatchesAreAllAcknowledgedBeforeTheStreamCloses) {

@@ -105,9 +105,9 @@ TEST(RunRowTest, WritesEveryColumnInOrder) {
   EXPECT_EQ(out.runs[0].size, out.rows.size());
   ASSERT_EQ(out.rows.back(), '\n');
   std::vector<std::string> fields = absl::StrSplit(out.rows.substr(0, out.rows.size() - 1), '\t');
-  ASSERT_EQ(fields.size(), 26u);
+  ASSERT_EQ(fields.size(), 27u);
   const std::vector<std::string> columns = absl::StrSplit(kRunRowColumns, ", ");
-  EXPECT_EQ(columns.size(), 26u);
+  EXPECT_EQ(columns.size(), 27u);
   EXPECT_THAT(std::vector<std::string>(fields.begin(), fields.begin() + 20),
               ElementsAre("0b8e7a9c-1d2e-4f3a-8b4c-5d6e7f8a9b0c", "tab\\there", "task-1", "agent-1",
                           "fp-1", "llama-server", "chat-7b", "gpu", "warm", "3", "1",
@@ -122,15 +122,33 @@ TEST(RunRowTest, WritesEveryColumnInOrder) {
   }
   EXPECT_EQ(fields[21], expected_pb);
   // The main figure its declaration stamped: label, unit, value, which way is better.
-  EXPECT_THAT(std::vector<std::string>(fields.begin() + 22, fields.end()),
+  EXPECT_THAT(std::vector<std::string>(fields.begin() + 22, fields.begin() + 26),
               ElementsAre("output tokens/s", "tokens/s", "43", "higher"));
+  // content_sha256: what tells a re-send from a conflict; the record's provenance is not in it.
+  EXPECT_EQ(fields[26], RunContentSha256(r));
+  EXPECT_EQ(fields[26].size(), 64u);
+  v1::RunRecord elsewhere = r;
+  elsewhere.mutable_provenance()->set_kind(v1::Provenance::KIND_FILE);
+  elsewhere.mutable_provenance()->set_file("a/runs.jsonl");
+  EXPECT_EQ(RunContentSha256(elsewhere), fields[26]);
+  v1::RunRecord other = r;
+  other.set_mode("cpu");
+  EXPECT_NE(RunContentSha256(other), fields[26]);
+  v1::RunRecord with_map = r;  // map entries in either order: the same content
+  (*with_map.mutable_params())["a"] = "1";
+  (*with_map.mutable_params())["b"] = "2";
+  v1::RunRecord reversed = r;
+  (*reversed.mutable_params())["b"] = "2";
+  (*reversed.mutable_params())["a"] = "1";
+  EXPECT_EQ(RunContentSha256(with_map), RunContentSha256(reversed));
   // Without a main figure: four NULLs.
   r.mutable_metrics(0)->set_headline(2);
   PreparedRuns none;
   ASSERT_TRUE(AppendRunRow(r, &none).ok());
   const std::vector<std::string> none_fields = absl::StrSplit(none.rows.substr(0, none.rows.size() - 1), '\t');
-  ASSERT_EQ(none_fields.size(), 26u);
-  EXPECT_THAT(std::vector<std::string>(none_fields.begin() + 22, none_fields.end()), ElementsAre("\\N", "\\N", "\\N", "\\N"));
+  ASSERT_EQ(none_fields.size(), 27u);
+  EXPECT_THAT(std::vector<std::string>(none_fields.begin() + 22, none_fields.begin() + 26),
+              ElementsAre("\\N", "\\N", "\\N", "\\N"));
 }
 
 TEST(RunRowTest, NoBinaryCopyForARecordWithANul) {
@@ -140,7 +158,7 @@ TEST(RunRowTest, NoBinaryCopyForARecordWithANul) {
   PreparedRuns out;
   ASSERT_TRUE(AppendRunRow(r, &out).ok());
   std::vector<std::string> fields = absl::StrSplit(out.rows.substr(0, out.rows.size() - 1), '\t');
-  ASSERT_EQ(fields.size(), 26u);
+  ASSERT_EQ(fields.size(), 27u);
   EXPECT_THAT(fields[20], ::testing::HasSubstr("bad\\\\ufffdbyte"));
   EXPECT_EQ(fields[21], "\\N");
 }
