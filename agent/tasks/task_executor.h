@@ -13,7 +13,9 @@
 // waits; running, its latest progress is sent again; ended, its last update (refused or
 // finished) is sent again, also after an agent restart (it is kept in the task's folder). A
 // higher attempt of an ended task runs again in a new folder. A TaskCancel stops the task
-// between runs (finished{cancelled}); a queued task is cancelled before it starts.
+// (finished{cancelled}): the pause between runs and every wait of its backend end at once, the
+// run in progress (if any) finishes, and the session's server is stopped; a queued task is
+// cancelled before it starts.
 //
 // Time and files come through the injected Env. Owned by `benchfleet-agent serve` (or a test);
 // thread-safe: Assign and Cancel are called from the uplink's reading thread and return at once.
@@ -93,7 +95,8 @@ class TaskExecutor {
   // FAILED_PRECONDITION when already started.
   absl::Status Start();
 
-  // Stops the task in progress after its current run (it finishes with ok=false, "the agent
+  // Stops the task in progress as a cancel does (its pause and its backend's waits end at once, a
+  // run in progress finishes, its server is stopped; it finishes with ok=false, "the agent
   // stopped"), leaves queued tasks unanswered (the coordinator sends them again) and joins the
   // thread. Idempotent; callable from any thread but the executor's own (from send_update).
   void Stop();
@@ -105,7 +108,8 @@ class TaskExecutor {
   // Queues a task (or answers a duplicate). Returns at once.
   void Assign(const v1::TaskAssignment& assignment);
 
-  // Cancels a task: stopped between runs when running, ended before it starts when queued; an
+  // Cancels a task: stopped at once when running (a pause or a backend's wait ends; a run in
+  // progress finishes first), ended before it starts when queued; an
   // ended or unknown task's answer is sent again (or a finished{cancelled} saying it is unknown).
   void Cancel(const v1::TaskCancel& cancel);
 
