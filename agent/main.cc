@@ -41,7 +41,9 @@ int main(int argc, char** argv) {
 
   ServeFlags serve;
   CLI::App* serve_cmd = app.add_subcommand(
-      "serve", "Run the agent: send the outbox to the coordinator until SIGTERM/SIGINT (outbox kept)");
+      "serve", "Run the agent: send the outbox to the coordinator and run its tasks until SIGTERM/SIGINT (outbox "
+              "kept; a task in progress stops at once, after its timed run if one is under way; a second signal "
+              "exits at once, exit code 1)");
   serve_cmd->add_option("--config", serve.config, kConfigHelp);
   serve_cmd->add_option("--coordinator", serve.coordinator, kCoordinatorHelp)->envname("BENCHFLEET_COORDINATOR");
   serve_cmd->add_option("--state-dir", serve.state_dir, kStateDirHelp);
@@ -115,7 +117,8 @@ int main(int argc, char** argv) {
   RunFlags run;
   CLI::App* run_cmd = app.add_subcommand(
       "run", "Run a series spec on this machine: write its series folder, stream its records if a coordinator "
-             "is given, print every call's figure");
+             "is given, print every call's figure (SIGTERM/SIGINT: stops at once, after the timed run in "
+             "progress, exit code 1; a second one exits at once)");
   run_cmd->add_option("spec", run.spec, "the series spec (YAML; see agent/README.md, \"Series spec\")")->required();
   run_cmd->add_option("--out", run.out, "series folder to write (spec.yaml, conditions.json, runs.jsonl, runs.csv, "
                                         "backend logs); must not hold a series yet")

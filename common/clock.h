@@ -1,5 +1,7 @@
 // Clock: the one source of time for every component. Production code uses SystemClock();
 // tests hand in a SimulatedClock and advance it, so nothing sleeps for real or reads wall time.
+// Waits that a stop or a cancel must end at once (pauses, polls, back-offs) use WaitForStop with a
+// std::stop_token: it returns the moment stop is requested, on the real clock and on a simulated one.
 // SystemClock is thread-safe; SimulatedClock is thread-safe too (a mutex guards its state).
 #ifndef BENCHFLEET_COMMON_CLOCK_H_
 #define BENCHFLEET_COMMON_CLOCK_H_
@@ -7,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <stop_token>
 
 #include "absl/time/time.h"
 
@@ -24,6 +27,14 @@ class Clock {
 
   // Blocks for d (a simulated clock returns when the test has advanced it by d).
   virtual void SleepFor(absl::Duration d) = 0;
+
+  // Blocks for d or until stop is requested, whichever comes first: true when stop was requested
+  // (at once when it already was), false when d passed. A token that can never be stopped sleeps
+  // d. The real and the simulated clock wake at the request itself; this default, for other test
+  // clocks, sleeps in slices of kStopPollSlice and looks at the token between them.
+  virtual bool WaitForStop(const std::stop_token& stop, absl::Duration d);
+
+  static constexpr absl::Duration kStopPollSlice = absl::Milliseconds(10);
 };
 
 // Returns the process-wide real clock.
@@ -38,11 +49,14 @@ class SimulatedClock : public Clock {
   absl::Time Now() override;
   absl::Duration Monotonic() override;
   void SleepFor(absl::Duration d) override;
+  // Returns when Advance() has moved the clock past d or stop is requested, without any
+  // Advance(): a stop ends the wait at the same simulated instant.
+  bool WaitForStop(const std::stop_token& stop, absl::Duration d) override;
 
   // Moves the clock forward by d and wakes the sleepers whose deadline has passed.
   void Advance(absl::Duration d);
 
-  // Returns how many threads are blocked in SleepFor right now.
+  // Returns how many threads are blocked in SleepFor or WaitForStop right now.
   int sleepers();
 
  private:

@@ -8,12 +8,14 @@
 //                                  arguments, /health ready, /props read)
 //   session->Run(input, record)  once per run: the first after Open is the COLD run
 //   session->Close()            (e.g. SIGTERM, then SIGKILL after a grace period)
-// Backends and sessions are used from one thread at a time (the runner's).
+// Backends and sessions are used from one thread at a time (the runner's). A stop (the agent's
+// SIGTERM, a task's cancel) is BackendContext::stop: every wait of Open and Close ends at once.
 #ifndef BENCHFLEET_AGENT_BACKENDS_BACKEND_H_
 #define BENCHFLEET_AGENT_BACKENDS_BACKEND_H_
 
 #include <functional>
 #include <map>
+#include <stop_token>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,6 +47,12 @@ struct BackendContext {
   // spec sent to many machines can take a per-machine value from them (the workflow backend's
   // env: {ACCELERATOR: {label: accelerator}}).
   std::map<std::string, std::string> labels;
+  // Requested when the series stops (the agent's SIGTERM or SIGINT, the task's cancel). Every wait
+  // outside the timed part of a run ends at once when it is: waiting for a server to come up
+  // (Open then fails and the runner records nothing for it), polls, cooldowns, back-offs; waits go
+  // through Clock::WaitForStop with it. A timed run in progress is not cut (it ends by itself or
+  // at its own timeout); the session's Close stops the server as usual. Never stopped when unset.
+  std::stop_token stop;
   // Progress lines for the operator (stderr); never called during a timed window.
   std::function<void(std::string_view)> log;
   // Progress within a run (e.g. sampler steps of the current image): `what` is being done,

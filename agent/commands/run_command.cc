@@ -2,11 +2,12 @@
 // backend (agent/runner/), writes the series folder and, with a coordinator, queues every record
 // in the outbox and streams it (paused during each timed run), then prints every call's figure.
 // Exit code: 0 clean; 1 a run FAILED, a combination stopped early, the series was interrupted
+// (SIGINT/SIGTERM: stops at once, or after the timed run in progress; a second one exits at once)
 // or records were not delivered; 2 bad spec, flags or configuration (nothing ran).
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -14,6 +15,7 @@
 #include "agent/backends/backend.h"
 #include "agent/commands/agent_context.h"
 #include "agent/commands/commands.h"
+#include "agent/commands/stop_signals.h"
 #include "agent/config/allow_list.h"
 #include "agent/outbox/outbox.h"
 #include "agent/runner/series_runner.h"
@@ -25,31 +27,10 @@
 namespace benchfleet::agent {
 namespace {
 
-// Set by SIGINT/SIGTERM: the runner finishes the run in progress, closes its session (stopping
-// the server it started) and ends the series. A second signal kills the agent at once (the
-// handler is reset), and its child servers with it (PR_SET_PDEATHSIG).
-std::atomic<bool> g_stop{false};
-
 // How long the series waits for the uplink's first connection before its first run.
 constexpr absl::Duration kConnectWait = absl::Seconds(5);
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-void OnStopSignal(int) {
-  g_stop.store(true);
-  constexpr char kMessage[] =
-      "\nbenchfleet-agent run: stopping after the current run (send the signal again to stop at once)\n";
-  (void)!::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
-}
-
-void InstallStopHandlers() {
-  struct sigaction action = {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  // SA_RESTART: a request in flight is not cut by EINTR; SA_RESETHAND: the second signal kills.
-  action.sa_flags = SA_RESTART | SA_RESETHAND;
-  ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGTERM, &action, nullptr);
-}
+// After a stop signal, how long `run` still waits for Acks before it leaves the rest in the outbox.
+constexpr absl::Duration kDrainAfterStop = absl::Seconds(1);
 
 int Fail(const absl::Status& status, int code) {
   PrintError("run", status);
@@ -60,6 +41,19 @@ int Fail(const absl::Status& status, int code) {
 
 int RunRunCommand(const RunFlags& flags) {
   Env* env = Env::Default();
+  // SIGINT/SIGTERM: the first stops the series at once (a pause or a wait ends, a timed run in
+  // progress finishes and is kept, the server is stopped); the second exits at once. Blocked before
+  // any thread starts, so only the watcher takes them.
+  StopSignals::Block();
+  StopSignals signals(
+      "run",
+      [](const char* name) {
+        PrintProgress(absl::StrCat("benchfleet-agent run: ", name,
+                                   ": stopping (a pause or a wait ends now, a timed run in progress finishes, the "
+                                   "server is stopped; send the signal again to stop at once)"));
+      },
+      [] { return std::string("the records of the runs made so far are in the series folder"); });
+  signals.Start();
 
   // Everything that can be wrong with the spec, flags or configuration is found before anything
   // runs: exit code 2.
@@ -87,6 +81,7 @@ int RunRunCommand(const RunFlags& flags) {
   context.work_dir = flags.out;
   context.labels = config->labels;
   context.log = [](std::string_view line) { PrintProgress(line); };
+  context.stop = signals.token();
   // A progress bar of the current run's steps, redrawn in place, only on a terminal: logs get
   // the one line per run instead.
   if (::isatty(STDERR_FILENO)) {
@@ -136,7 +131,7 @@ int RunRunCommand(const RunFlags& flags) {
   options.out_dir = flags.out;
   options.outbox = outbox.get();
   options.progress = [](std::string_view line) { PrintProgress(line); };
-  options.stop = &g_stop;
+  options.stop = signals.token();
   options.run_watcher = sampling.watcher();
   if (!coordinator.empty()) {
     // Started once the conditions hold the backend's version, so the Hello carries them.
@@ -155,7 +150,7 @@ int RunRunCommand(const RunFlags& flags) {
       // while: the series goes on, records wait in the outbox and are sent when it connects.
       const absl::Duration give_up = env->clock().Monotonic() + kConnectWait;
       while (!uplink->stats().connected && uplink->status().ok() && env->clock().Monotonic() < give_up) {
-        env->clock().SleepFor(absl::Milliseconds(20));
+        if (env->clock().WaitForStop(signals.token(), absl::Milliseconds(20))) break;
       }
       return uplink->status();
     };
@@ -166,7 +161,6 @@ int RunRunCommand(const RunFlags& flags) {
   auto runner = SeriesRunner::Create(*spec, backend->get(), std::move(options));
   if (!runner.ok()) return Fail(runner.status(), kExitBadInput);
 
-  InstallStopHandlers();
   auto result = (*runner)->Run();
   if (!result.ok()) {
     if (uplink_started) uplink->Stop();
@@ -177,7 +171,10 @@ int RunRunCommand(const RunFlags& flags) {
   absl::Status delivery = result->delivery_status;
   std::string delivery_line;
   if (uplink_started) {
-    const absl::Status drained = uplink->WaitUntilDrained(absl::Seconds(flags.timeout_seconds));
+    const absl::Duration drain = signals.signals() > 0
+                                     ? std::min(kDrainAfterStop, absl::Seconds(flags.timeout_seconds))
+                                     : absl::Seconds(flags.timeout_seconds);
+    const absl::Status drained = uplink->WaitUntilDrained(drain);
     uplink->Stop();
     const UplinkStats stats = uplink->stats();
     delivery_line = absl::StrCat("sent to coordinator ", coordinator, ": ", stats.stored, " stored, ",

@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <ctime>
 #include <memory>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "agent/commands/agent_context.h"
 #include "agent/commands/commands.h"
+#include "agent/commands/stop_signals.h"
 #include "agent/backends/backend.h"
 #include "agent/config/allow_list.h"
 #include "agent/metrics/prometheus_agent_metrics.h"
@@ -26,8 +28,8 @@
 namespace benchfleet::agent {
 namespace {
 
-// How often the main thread looks at signals, the uplink and the outbox.
-constexpr long kPollNanos = 100'000'000;
+// How often the main thread looks at the uplink and the outbox (a stop signal ends the wait at once).
+constexpr absl::Duration kPollInterval = absl::Milliseconds(100);
 // How often a changed state is reported on stderr.
 constexpr int kReportEveryPolls = 100;  // 10 s
 // How often the agent certificate's expiry is looked at (after once at start).
@@ -103,12 +105,34 @@ int RunServeCommand(const ServeFlags& flags) {
   }
 
   // Block the stop signals before any thread starts, so every thread inherits the mask and only
-  // the sigtimedwait below ever sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // the watcher (stop_signals.h) ever takes them: the first stops the agent (the main loop below
+  // and the task in progress see it at once), the second exits at once.
+  StopSignals::Block();
+  // The outbox, for the signal lines, while it is open (the watcher outlives it).
+  struct SignalOutbox {
+    std::mutex mu;
+    Outbox* outbox = nullptr;  // guarded by mu
+    std::string Depth() {
+      std::lock_guard<std::mutex> l(mu);
+      return outbox != nullptr ? absl::StrCat(outbox->depth()) : std::string();
+    }
+  } signal_outbox;
+  StopSignals signals(
+      "serve",
+      [&signal_outbox](const char* name) {
+        const std::string depth = signal_outbox.Depth();
+        PrintProgress(absl::StrCat("serve: ", name, ", stopping",
+                                   depth.empty() ? "" : absl::StrCat("; ", depth, " records stay in the outbox"),
+                                   " (a task's pause or wait ends now, a timed run in progress finishes, its server "
+                                   "is stopped; send ", name, " again to exit at once)"));
+      },
+      [&signal_outbox] {
+        const std::string depth = signal_outbox.Depth();
+        return depth.empty() ? std::string()
+                             : absl::StrCat(depth, " records stay in the outbox (fsync'd), sent at the next start; "
+                                            "the task in progress is not finished");
+      });
+  signals.Start();
 
   auto setup = SetUpAgent(env, *config, flags.state_dir);
   if (!setup.ok()) {
@@ -129,6 +153,18 @@ int RunServeCommand(const ServeFlags& flags) {
     PrintError("serve", outbox.status());
     return kExitFailed;
   }
+  {
+    std::lock_guard<std::mutex> l(signal_outbox.mu);
+    signal_outbox.outbox = outbox->get();
+  }
+  // Forgotten before the outbox closes, on every way out.
+  struct ForgetOutbox {
+    SignalOutbox* s;
+    ~ForgetOutbox() {
+      std::lock_guard<std::mutex> l(s->mu);
+      s->outbox = nullptr;
+    }
+  } forget_outbox{&signal_outbox};
   const OutboxRecovery& recovered = (*outbox)->recovery();
   PrintProgress(absl::StrCat("benchfleet-agent ", kVersion, " serve: agent ", setup->agent_id, ", state ",
                              setup->state_dir, ", coordinator ", coordinator, "; outbox holds ",
@@ -213,13 +249,7 @@ int RunServeCommand(const ServeFlags& flags) {
   int exit_code = kExitOk;
   std::string last_report;
   for (int poll = 0;; ++poll) {
-    const struct timespec wait = {0, kPollNanos};
-    const int signo = sigtimedwait(&stop_signals, nullptr, &wait);
-    if (signo == SIGINT || signo == SIGTERM) {
-      PrintProgress(absl::StrCat("serve: ", signo == SIGINT ? "SIGINT" : "SIGTERM", ", stopping; ",
-                                 (*outbox)->depth(), " records stay in the outbox"));
-      break;
-    }
+    if (env->clock().WaitForStop(signals.token(), kPollInterval)) break;
     if (absl::Status s = uplink.status(); !s.ok()) {
       PrintError("serve", s);
       exit_code = kExitFailed;
@@ -242,8 +272,10 @@ int RunServeCommand(const ServeFlags& flags) {
       last_report = std::move(report);
     }
   }
-  // The task in progress ends after its current run; its finished update gets a moment to leave
-  // (it is kept in the task's folder and sent again when the coordinator re-sends the task).
+  // The task in progress stops at once (a pause or a wait ends; a timed run in progress finishes
+  // first) and its server is stopped; its finished update gets a moment to leave (it is kept in the
+  // task's folder and sent again when the coordinator re-sends the task). A second signal meanwhile
+  // exits at once.
   executor.Stop();
   for (int i = 0; i < 20 && uplink.pending_task_updates() > 0 && uplink.stats().connected; ++i) {
     env->clock().SleepFor(absl::Milliseconds(50));

@@ -78,7 +78,7 @@ SeriesRunner::SeriesRunner(const SeriesSpec& spec, Backend* backend, RunnerOptio
     : spec_(spec), backend_(backend), options_(std::move(options)), combinations_(std::move(combos)) {}
 
 bool SeriesRunner::StopRequested() {
-  if (options_.stop == nullptr || !options_.stop->load()) return false;
+  if (!options_.stop.stop_requested()) return false;
   result_.interrupted = true;
   return true;
 }
@@ -172,6 +172,11 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
     RunResult failed;
     SetTimestamp(clock.Now(), failed.record.mutable_start_time());
     auto opened = backend_->Open(combination, &log_tail);
+    if (!opened.ok() && StopRequested()) {
+      // Stopped while the backend waited for its server: no run was made, none is recorded.
+      Progress(absl::StrCat(where, ": stopped while opening ", backend_->name(), " (", opened.status().message(), ")"));
+      return false;
+    }
     if (!opened.ok()) {
       failed.label = label;
       v1::RunRecord& record = failed.record;
@@ -223,7 +228,11 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
   auto run = [&](const Step& step) -> absl::StatusOr<bool> {
     if (StopRequested()) return false;
     const absl::Duration pause = runs.pause_between_runs;
-    if (runs_started_ > 0 && pause > absl::ZeroDuration()) clock.SleepFor(pause);
+    if (runs_started_ > 0 && pause > absl::ZeroDuration() && clock.WaitForStop(options_.stop, pause)) {
+      StopRequested();
+      Progress(absl::StrCat(where, ": stopped during the pause before ", PhaseName(step.phase), " ", step.call));
+      return false;
+    }
     ++runs_started_;
     const std::optional<double> temperature =
         options_.device_temperature ? options_.device_temperature() : std::nullopt;

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,8 +85,12 @@ struct RunnerOptions {
   RunWatcher* run_watcher = nullptr;
   // One progress line per event (stderr in the run command); unset is silent.
   std::function<void(std::string_view)> progress;
-  // Checked before every Open and every run: once true, the runner closes the session and stops.
-  const std::atomic<bool>* stop = nullptr;
+  // Once stop is requested, the runner closes the session (stopping the server it measures) and
+  // ends the series: it is looked at before every Open and every run, and the pause between runs
+  // ends at once (Clock::WaitForStop). Give the backend the same token (BackendContext::stop) so
+  // its own waits end too. A run in progress finishes and is kept; an Open that fails because of
+  // the stop is not recorded. Never stopped when unset.
+  std::stop_token stop;
 };
 
 // One run as the end-of-series report needs it.

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <stop_token>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -79,8 +80,9 @@ struct TaskExecutor::Task {
   // number). Guarded by mu_.
   uint32_t attempt = 0;
   absl::Time arrived;  // by the Env's clock
-  // Read by the runner before every Open and run.
-  std::atomic<bool> stop{false};
+  // Requested by a cancel or the agent's stop: the runner and the backend see it at once, in the
+  // pause between runs and in every wait of the backend (a server coming up, a cooldown).
+  std::stop_source stop;
   bool cancelled = false;  // the stop came from a TaskCancel; guarded by mu_
   std::string cancel_reason;  // guarded by mu_
   v1::TaskUpdate latest;   // the last accepted/progress sent while running; guarded by mu_
@@ -111,7 +113,7 @@ void TaskExecutor::RequestStop() {
   } else {
     stopping_ = true;
     for (auto& [id, task] : tasks_) {
-      if (task->state == Task::State::kRunning) task->stop.store(true);
+      if (task->state == Task::State::kRunning) task->stop.request_stop();
     }
   }
   cv_.notify_all();
@@ -288,7 +290,7 @@ void TaskExecutor::Cancel(const v1::TaskCancel& cancel) {
         case Task::State::kRunning:
           task->cancelled = true;
           task->cancel_reason = cancel.reason();
-          task->stop.store(true);
+          task->stop.request_stop();
           break;
         case Task::State::kEnded:
           answer = task->outcome;
@@ -446,6 +448,7 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   context.work_dir = out_dir;
   context.labels = {options_.conditions.labels().begin(), options_.conditions.labels().end()};
   context.log = [this, &id](std::string_view line) { Log(absl::StrCat("task ", id, ": ", ToAbsl(line))); };
+  context.stop = task->stop.get_token();
   absl::StatusOr<std::unique_ptr<Backend>> backend = (*factory)(spec->backend_section, context);
   if (!backend.ok()) {
     return refuse(absl::StrCat(source, ": ", options_.allow->WithAllowed(backend.status()).message()));
@@ -471,7 +474,7 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   }
   runner_options.run_watcher = options_.run_watcher;
   runner_options.progress = context.log;
-  runner_options.stop = &task->stop;
+  runner_options.stop = task->stop.get_token();
   absl::StatusOr<std::unique_ptr<SeriesRunner>> runner =
       SeriesRunner::Create(*spec, backend->get(), std::move(runner_options));
   if (!runner.ok()) return refuse(options_.allow->WithAllowed(runner.status()).message());

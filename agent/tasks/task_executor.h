@@ -21,7 +21,9 @@
 // folder). A lower attempt, or a TaskCancel of a lower attempt, is ignored (logged). Records
 // carry the attempt whose runner made them (RunRecord.task_attempt). A task id this process has
 // not seen runs in full: after an agent restart mid-attempt, a later attempt runs again in a new
-// folder. A TaskCancel stops the task between runs (finished{cancelled}); a queued task is
+// folder. A TaskCancel stops the task (finished{cancelled}): the pause between runs and every
+// wait of its backend end at once, the run in progress (if any) finishes, and the session's
+// server is stopped; a queued task is
 // cancelled before it starts.
 //
 // Time and files come through the injected Env. Owned by `benchfleet-agent serve` (or a test);
@@ -102,7 +104,8 @@ class TaskExecutor {
   // FAILED_PRECONDITION when already started.
   absl::Status Start();
 
-  // Stops the task in progress after its current run (it finishes with ok=false, "the agent
+  // Stops the task in progress as a cancel does (its pause and its backend's waits end at once, a
+  // run in progress finishes, its server is stopped; it finishes with ok=false, "the agent
   // stopped"), leaves queued tasks unanswered (the coordinator sends them again) and joins the
   // thread. Idempotent; callable from any thread but the executor's own (from send_update).
   void Stop();
@@ -114,7 +117,8 @@ class TaskExecutor {
   // Queues a task (or answers a duplicate). Returns at once.
   void Assign(const v1::TaskAssignment& assignment);
 
-  // Cancels a task: stopped between runs when running, ended before it starts when queued; an
+  // Cancels a task: stopped at once when running (a pause or a backend's wait ends; a run in
+  // progress finishes first), ended before it starts when queued; an
   // ended or unknown task's answer is sent again (or a finished{cancelled} saying it is unknown).
   void Cancel(const v1::TaskCancel& cancel);
 

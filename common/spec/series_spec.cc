@@ -250,7 +250,7 @@ absl::StatusOr<SeriesSpec> Parse(const YAML::Node& root, std::string_view text, 
 }  // namespace
 
 absl::StatusOr<absl::Duration> ParseSpecDuration(const YAML::Node& node, std::string_view key,
-                                                 std::string_view source_name) {
+                                                 std::string_view source_name, absl::Duration max) {
   const ErrorAt error(source_name);
   auto bad = [&] {
     return error(node, absl::StrCat(ToAbsl(key), " must be a duration such as 2s or 500ms (units ns, us, ms, "
@@ -264,6 +264,9 @@ absl::StatusOr<absl::Duration> ParseSpecDuration(const YAML::Node& node, std::st
   if (text.empty() || !(absl::ascii_isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.') ||
       !absl::ParseDuration(text, &d) || d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
     return bad();
+  }
+  if (std::string above = DurationAboveBound(d, max); !above.empty()) {
+    return error(node, absl::StrCat(ToAbsl(key), " ", above));
   }
   return d;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/env.h"
 #include "yaml-cpp/yaml.h"
@@ -20,6 +21,24 @@ namespace benchfleet {
 
 // The name the spec is copied under in the series folder, verbatim.
 inline constexpr char kSpecFile[] = "spec.yaml";
+
+// Upper bounds of the durations of a spec (agent/README.md "Series spec", and the schema): a typo
+// such as "pause_between_runs: 100000000h" fails at parse time, file and line named, instead of
+// holding an agent for eleven thousand years. Pauses, cooldowns and timeouts: at most a day.
+inline constexpr absl::Duration kMaxSpecDuration = absl::Hours(24);
+// A stop grace (SIGTERM to SIGKILL of a server the agent stops): at most 10 minutes, so a stop or
+// a cancel never waits longer than that for a server to go.
+inline constexpr absl::Duration kMaxStopGrace = absl::Minutes(10);
+// The fleet deadline (read by the coordinator): at most 30 days after submission.
+inline constexpr absl::Duration kMaxSpecDeadline = absl::Hours(24 * 30);
+
+// Returns "" when d is at most max, else the end of an error message naming the bound:
+// "must be at most 24h, got 100000000h". For the backends' own duration keys (inline: the
+// backends read their sections without linking the spec's parser).
+inline std::string DurationAboveBound(absl::Duration d, absl::Duration max) {
+  if (d <= max) return "";
+  return absl::StrCat("must be at most ", absl::FormatDuration(max), ", got ", absl::FormatDuration(d));
+}
 
 // How many runs of each phase, and their pacing (runs: in the spec).
 struct RunsSpec {
@@ -81,11 +100,13 @@ absl::StatusOr<SeriesSpec> ParseSeriesSpec(std::string_view text, std::string_vi
 absl::StatusOr<SeriesSpec> LoadSeriesSpec(Env* env, const std::string& path);
 
 // Parses a spec duration: "0", or a number with a unit, repeated: "500ms", "2s", "1m30s", "1.5h"
-// (units ns, us, ms, s, m, h). Negative and infinite durations are refused. INVALID_ARGUMENT
+// (units ns, us, ms, s, m, h). Negative and infinite durations are refused, and so are durations
+// above max ("SOURCE:LINE: KEY must be at most 24h, got 100000000h"). INVALID_ARGUMENT
 // ("SOURCE:LINE: KEY must be a duration such as 2s or 500ms (got 'x')") otherwise. For backends'
 // sections too, so every duration in a spec reads the same.
 absl::StatusOr<absl::Duration> ParseSpecDuration(const YAML::Node& node, std::string_view key,
-                                                 std::string_view source_name);
+                                                 std::string_view source_name,
+                                                 absl::Duration max = kMaxSpecDuration);
 
 }  // namespace benchfleet
 

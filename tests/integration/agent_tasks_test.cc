@@ -21,7 +21,8 @@ namespace {
 
 // A llama-server task against the simulator: one cold run and `warm` warm runs.
 v1::TaskAssignment LlamaTask(const std::string& task_id, const std::string& model, int warm,
-                             const std::string& pause = "0") {
+                             const std::string& pause = "0", const std::string& sim_args = "",
+                             const std::string& request_timeout = "5s") {
   v1::TaskAssignment llama;
   llama.set_task_id(task_id);
   llama.set_series_id("series-1");
@@ -32,13 +33,13 @@ v1::TaskAssignment LlamaTask(const std::string& task_id, const std::string& mode
                                    "llama-server:\n"
                                    "  binary: ", BinaryPath("llama-server-sim"), "\n"
                                    "  model: ", model, "\n"
-                                   "  args: [-c, '256', --sim-load-ms, '100']\n"
+                                   "  args: [-c, '256', --sim-load-ms, '100'", sim_args, "]\n"
                                    "  modes: {gpu: [-ngl, '99']}\n"
                                    "  prompt: Explain in one sentence what a GPU is.\n"
                                    "  n_predict: 8\n"
                                    "  seed: 42\n"
                                    "  health_timeout: 10s\n"
-                                   "  request_timeout: 5s\n"
+                                   "  request_timeout: ", request_timeout, "\n"
                                    "  stop_grace: 2s\n"
                                    "runs:\n  cold: 1\n  warm: ", warm, "\n  pause_between_runs: ", pause, "\n"
                                    "targets: all\n"
@@ -148,6 +149,83 @@ TEST(AgentTasksTest, ACancelStopsTheTaskBetweenRuns) {
       << ReadAll(log);
   agent->Signal(SIGTERM);
   EXPECT_EQ(agent->Wait(), 0) << ReadAll(log);
+}
+
+// Issue 19 case 6: SIGTERM while a task waits out "pause_between_runs: 24h" (the most a spec
+// allows; 100000000h is refused) stops serve within 2 s: the pause ends, the simulator it measures
+// is stopped, the task ends "the agent stopped" and the run made stays delivered.
+TEST(AgentTasksTest, SigtermDuringALongPauseStopsServeWithinTwoSecondsAndItsServer) {
+  const AgentFiles files("agent-tasks");
+  FakeCoordinator coordinator("127.0.0.1:0", {LlamaTask("task-pause", files.model, 2, "24h")});
+  auto agent = StartAgent(files.work, "serve", {"serve", "--config", files.config, "--coordinator",
+                                                coordinator.address()});
+  const std::string log = files.work + "/serve.log";
+  ASSERT_TRUE(PollUntil([&] { return !coordinator.updates("task-pause", v1::TaskUpdate::kProgress).empty(); },
+                        absl::Seconds(120)))
+      << ReadAll(log);
+  ASSERT_TRUE(PollUntil([&] { return coordinator.records().size() == 1; }, absl::Seconds(30))) << ReadAll(log);
+  ASSERT_EQ(ProcessesNaming(files.model).size(), 1u) << ReadAll(log);  // the simulator, in the pause
+  const absl::Time signalled = absl::Now();
+  agent->Signal(SIGTERM);
+  EXPECT_EQ(agent->Wait(), 0) << ReadAll(log);
+  EXPECT_LT(absl::Now() - signalled, absl::Seconds(2)) << ReadAll(log);
+  EXPECT_TRUE(ProcessesNaming(files.model).empty()) << ReadAll(log);
+  const std::string text = ReadAll(log);
+  EXPECT_NE(text.find("serve: SIGTERM, stopping; "), std::string::npos) << text;
+  EXPECT_NE(text.find(" records stay in the outbox (a task's pause or wait ends now, a timed run in progress "
+                      "finishes, its server is stopped; send SIGTERM again to exit at once)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("task task-pause: gpu: stopped during the pause before warm 1\n"), std::string::npos) << text;
+  const std::vector<v1::TaskUpdate> finished = coordinator.updates("task-pause", v1::TaskUpdate::kFinished);
+  ASSERT_EQ(finished.size(), 1u) << text;
+  EXPECT_FALSE(finished[0].finished().ok());
+  EXPECT_EQ(finished[0].finished().message(), "the agent stopped during the task; 1 of 3 runs made, 0 FAILED");
+}
+
+// A second SIGTERM while serve waits for a slow end (the timed run in progress never answers,
+// request_timeout 10m) exits at once with exit code 1 and says so; the simulator dies with the
+// agent; the run made before is still in the outbox or delivered, never lost.
+TEST(AgentTasksTest, ASecondSigtermDuringASlowShutdownExitsServeAtOnce) {
+  const AgentFiles files("agent-tasks");
+  FakeCoordinator coordinator(
+      "127.0.0.1:0", {LlamaTask("task-hang", files.model, 1, "0", ", --sim-fail, hang-on-request, '2'", "10m")});
+  auto agent = StartAgent(files.work, "serve", {"serve", "--config", files.config, "--coordinator",
+                                                coordinator.address()});
+  const std::string log = files.work + "/serve.log";
+  const std::string server_log = files.work + "/state/tasks/task-hang/attempt-1/series/llama-server-gpu.log";
+  // The warm run's request reached the simulator (its second "init sampler" line), which holds it.
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        const std::string text = ReadAll(server_log);
+        size_t n = 0;
+        for (size_t at = text.find("init sampler"); at != std::string::npos; at = text.find("init sampler", at + 1)) ++n;
+        return n >= 2;
+      },
+      absl::Seconds(120)))
+      << ReadAll(log);
+  agent->Signal(SIGTERM);
+  ASSERT_TRUE(PollUntil([&] { return ReadAll(log).find("serve: SIGTERM, stopping") != std::string::npos; },
+                        absl::Seconds(10)))
+      << ReadAll(log);
+  absl::SleepFor(absl::Milliseconds(300));  // the first signal lets the timed run finish
+  EXPECT_TRUE(agent->running()) << ReadAll(log);
+  const absl::Time signalled = absl::Now();
+  agent->Signal(SIGTERM);
+  EXPECT_EQ(agent->Wait(), 1) << ReadAll(log);
+  EXPECT_LT(absl::Now() - signalled, absl::Seconds(2)) << ReadAll(log);
+  const std::string text = ReadAll(log);
+  EXPECT_NE(text.find("benchfleet-agent serve: second SIGTERM: exiting at once (exit code 1); "), std::string::npos)
+      << text;
+  EXPECT_TRUE(PollUntil([&] { return ProcessesNaming(files.model).empty(); }, absl::Seconds(5))) << text;
+  // The cold run: acknowledged by the coordinator, or still in the outbox for the next start.
+  auto again = StartAgent(files.work, "serve-again", {"serve", "--config", files.config, "--coordinator",
+                                                      coordinator.address(), "--exit-when-drained"});
+  ASSERT_TRUE(PollUntil([&] { return !again->running(); }, absl::Seconds(60))) << ReadAll(files.work + "/serve-again.log");
+  EXPECT_EQ(again->Wait(), 0) << ReadAll(files.work + "/serve-again.log");
+  size_t cold = 0;
+  for (const v1::RunRecord& record : coordinator.records()) cold += record.phase() == v1::PHASE_COLD ? 1 : 0;
+  EXPECT_GE(cold, 1u);
 }
 
 }  // namespace

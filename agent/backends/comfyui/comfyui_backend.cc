@@ -119,7 +119,11 @@ class ComfyUiSession : public BackendSession {
       if (freed->status != 200) {
         return Fail(record, absl::StrCat("POST /free answered ", freed->status, ": ", QuoteBody(freed->body)));
       }
-      clock.SleepFor(config.free_settle);
+      // A cooldown before the timed part: a stop (SIGTERM, a cancel) ends it, and the run is not made.
+      if (clock.WaitForStop(s_->context.stop, config.free_settle)) {
+        return Fail(record, absl::StrCat("stopped (the agent's stop or the task's cancel) during free_settle (",
+                                         absl::FormatDuration(config.free_settle), ") after POST /free: not measured"));
+      }
       params["free_settle_seconds"] = absl::StrCat(absl::ToDoubleSeconds(config.free_settle));
     }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "common/spec/series_spec.h"
 #include "common/string_views.h"
 
 namespace benchfleet::agent::comfyui {
@@ -44,6 +45,11 @@ absl::StatusOr<absl::Duration> Duration(const YAML::Node& node, std::string_view
       value == absl::InfiniteDuration()) {
     return ErrorAt(node, absl::StrCat(Key(key), " must be a positive duration such as 120s, 2m or 500ms, got '",
                                       Shown(node), "'"));
+  }
+  // The agent's stop waits out a stop grace; everything else is a timeout or a cooldown.
+  const absl::Duration max = key == "stop_grace" ? kMaxStopGrace : kMaxSpecDuration;
+  if (std::string above = DurationAboveBound(value, max); !above.empty()) {
+    return ErrorAt(node, absl::StrCat(Key(key), " ", above));
   }
   return value;
 }

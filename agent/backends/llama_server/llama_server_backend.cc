@@ -466,7 +466,12 @@ class LlamaServerBackend : public Backend {
                                                         absl::FormatDuration(config_->health_timeout),
                                                         ": the last GET /health ", last));
       }
-      clock.SleepFor(deps_.health_poll_interval);
+      // A stop (the agent's SIGTERM, the task's cancel) ends the wait at once; Launch then stops
+      // the server it started.
+      if (clock.WaitForStop(context_.stop, deps_.health_poll_interval)) {
+        return absl::CancelledError(
+            absl::StrCat("stopped while waiting for llama-server to be ready (the last GET /health ", last, ")"));
+      }
     }
   }
 

@@ -473,9 +473,19 @@ class WorkflowBackend : public Backend {
       return absl::Status(process.status().code(), absl::StrCat("cannot start command ", config.start_name, ": ",
                                                                 process.status().message()));
     }
-    absl::StatusOr<ExitStatus> exit = (*process)->Wait(config.deadline);
+    // Waited in slices, so a stop (the agent's SIGTERM, the task's cancel) ends the wait at once.
+    constexpr absl::Duration kStopSlice = absl::Milliseconds(100);
+    absl::StatusOr<ExitStatus> exit = absl::DeadlineExceededError("not waited");
+    for (absl::Duration waited; !exit.ok() && waited < config.deadline && !s_->context.stop.stop_requested();
+         waited += kStopSlice) {
+      exit = (*process)->Wait(std::min(kStopSlice, config.deadline - waited));
+    }
     std::string failure;
-    if (!exit.ok()) {
+    if (!exit.ok() && s_->context.stop.stop_requested()) {
+      exit = (*process)->Terminate(config.stop_grace);
+      failure = absl::StrCat("stopped while start command ", config.start_name, " ran (",
+                             exit.ok() ? exit->ToString() : "not stopped", ")");
+    } else if (!exit.ok()) {
       exit = (*process)->Terminate(config.stop_grace);
       failure = absl::StrCat("start command ", config.start_name, " did not end within its deadline of ",
                              Seconds(config.deadline), " (", exit.ok() ? exit->ToString() : "not stopped", ")");

@@ -1,5 +1,8 @@
 #include "common/clock.h"
 
+#include <atomic>
+#include <chrono>
+#include <stop_token>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -30,6 +33,61 @@ TEST(SimulatedClockTest, SleepReturnsOnlyOnceTheClockPassedTheDeadline) {
   clock.Advance(absl::Seconds(1));
   sleeper.join();
   EXPECT_TRUE(woke.load());
+}
+
+TEST(SimulatedClockTest, AStopEndsAWaitAtTheSameSimulatedInstant) {
+  SimulatedClock clock;
+  std::stop_source stop;
+  const absl::Time before = clock.Now();
+  std::atomic<int> result{-1};
+  std::thread waiter([&] { result = clock.WaitForStop(stop.get_token(), absl::Hours(24)) ? 1 : 0; });
+  while (clock.sleepers() == 0) std::this_thread::yield();
+  clock.Advance(absl::Hours(23));
+  EXPECT_EQ(result.load(), -1);
+  stop.request_stop();
+  waiter.join();
+  EXPECT_EQ(result.load(), 1);  // stopped, not timed out
+  EXPECT_EQ(clock.Now(), before + absl::Hours(23));
+  EXPECT_EQ(clock.sleepers(), 0);
+}
+
+TEST(SimulatedClockTest, AWaitWithoutAStopEndsAtItsDeadline) {
+  SimulatedClock clock;
+  std::stop_source stop;
+  std::atomic<int> result{-1};
+  std::thread waiter([&] { result = clock.WaitForStop(stop.get_token(), absl::Seconds(5)) ? 1 : 0; });
+  while (clock.sleepers() == 0) std::this_thread::yield();
+  clock.Advance(absl::Seconds(5));
+  waiter.join();
+  EXPECT_EQ(result.load(), 0);
+}
+
+TEST(SimulatedClockTest, AStopRequestedBeforeTheWaitReturnsAtOnce) {
+  SimulatedClock clock;
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_TRUE(clock.WaitForStop(stop.get_token(), absl::Hours(24)));
+  EXPECT_EQ(clock.Monotonic(), absl::ZeroDuration());
+}
+
+TEST(SystemClockTest, AStopEndsARealWaitOfADayAtOnce) {
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a real clock: real time
+    stop.request_stop();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(SystemClock().WaitForStop(stop.get_token(), absl::Hours(24)));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  stopper.join();
+  EXPECT_LT(waited, std::chrono::seconds(5));
+}
+
+TEST(SystemClockTest, AWaitWithoutAStopTakesItsDuration) {
+  std::stop_source stop;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(SystemClock().WaitForStop(stop.get_token(), absl::Milliseconds(30)));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(30));
 }
 
 }  // namespace

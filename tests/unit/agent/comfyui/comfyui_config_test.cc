@@ -94,6 +94,9 @@ TEST_F(ComfyUiConfigTest, Errors) {
   EXPECT_EQ(Parse("url: http://127.0.0.1:8188\nworkflow: WORKFLOW\nrun_timeout: forever\n").status(),
             absl::InvalidArgumentError(
                 "line 3: comfyui.run_timeout must be a positive duration such as 120s, 2m or 500ms, got 'forever'"));
+  // Issue 19 case 6: a cooldown or a timeout is at most a day.
+  EXPECT_EQ(Parse("url: http://127.0.0.1:8188\nworkflow: WORKFLOW\nfree_settle: 100000000h\n").status(),
+            absl::InvalidArgumentError("line 3: comfyui.free_settle must be at most 24h, got 100000000h"));
   EXPECT_EQ(Parse("url: http://127.0.0.1:8188\nworkflow: WORKFLOW\ndistinct_runs: true\n").status(),
             absl::InvalidArgumentError(
                 "line 3: comfyui.distinct_runs needs comfyui.set.seed: it gives every run a fresh seed"));

@@ -120,6 +120,13 @@ TEST(LlamaServerConfigTest, UnknownKeysAndWrongTypesNameTheKeyAndLine) {
               "line 5: llama-server.stream must be true or false, got 'maybe'");
   ExpectError(head + "  health_timeout: 120\n", absl::StatusCode::kInvalidArgument,
               "line 5: llama-server.health_timeout must be a positive duration such as 120s, 2m or 500ms, got '120'");
+  // Issue 19 case 6: every duration has an upper bound (common/spec/series_spec.h).
+  ExpectError(head + "  request_timeout: 100000000h\n", absl::StatusCode::kInvalidArgument,
+              "line 5: llama-server.request_timeout must be at most 24h, got 100000000h");
+  ExpectError(head + "  health_timeout: 25h\n", absl::StatusCode::kInvalidArgument,
+              "line 5: llama-server.health_timeout must be at most 24h, got 25h");
+  ExpectError(head + "  stop_grace: 11m\n", absl::StatusCode::kInvalidArgument,
+              "line 5: llama-server.stop_grace must be at most 10m, got 11m");
   ExpectError(head + "  stop_grace: [1s]\n", absl::StatusCode::kInvalidArgument,
               "line 5: llama-server.stop_grace must be a positive duration such as 120s, 2m or 500ms, got 'a "
               "non-scalar'");

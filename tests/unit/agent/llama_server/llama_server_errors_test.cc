@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <stop_token>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -89,6 +90,28 @@ TEST_F(LlamaServerErrorsTest, HealthNeverReady) {
   const pid_t pid = ServerPid();
   EXPECT_EQ(::kill(pid, 0), -1);
   EXPECT_GE(server_.count("GET /health"), 8);
+}
+
+// Issue 19 case 6: a stop (SIGTERM, a task's cancel) while the server loads ends the wait at once
+// (here the second /health, of a health_timeout of 10h) and the server that was starting is stopped.
+TEST_F(LlamaServerErrorsTest, AStopWhileTheServerLoadsEndsTheWaitAndStopsTheServer) {
+  std::stop_source stop;
+  std::vector<Reply> health = {ReplyFromCapture(Fixture("health_loading.txt")),
+                               ReplyFromCapture(Fixture("health_loading.txt"))};
+  health.front().before = [this] { Eventually([this] { return Env::Default()->FileExists(ready_file_); }); };
+  health.back().before = [&stop] { stop.request_stop(); };
+  server_.On("GET /health", health);
+  context_.stop = stop.get_token();
+  absl::StatusOr<std::unique_ptr<Backend>> backend = Make(LaunchedSection("health_timeout: 10h\n"));
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  absl::StatusOr<std::unique_ptr<BackendSession>> session = (*backend)->Open({{"mode", "gpu"}}, nullptr);
+  EXPECT_EQ(session.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(session.status().message(),
+            "stopped while waiting for llama-server to be ready (the last GET /health answered 503 Loading model)");
+  EXPECT_EQ(server_.count("GET /health"), 2);
+  // One poll interval waited in full (after the first answer), none after the stop.
+  EXPECT_EQ(clock_.slept(), absl::Milliseconds(250));
+  EXPECT_EQ(::kill(ServerPid(), 0), -1);  // stopped and reaped
 }
 
 TEST_F(LlamaServerErrorsTest, HealthNeverAnswers) {

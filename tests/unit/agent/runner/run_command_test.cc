@@ -1,16 +1,21 @@
 // `benchfleet-agent run`, the built program run as a child process: exit code 2 and nothing run
 // for a bad spec, flag or configuration; a series whose every mode fails to start still writes
 // (and streams) one FAILED record per mode and exits 1.
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/series_folder.h"
 #include "tests/unit/agent/fake_gateway.h"
 #include "tests/unit/agent/temp_dir.h"
@@ -36,6 +41,14 @@ class RunCommandTest : public ::testing::Test {
  protected:
   // Runs the program to completion; its stdout and stderr are kept in out_ and err_.
   int Run(std::vector<std::string> args) {
+    const pid_t pid = Spawn(std::move(args));
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return Reap(status);
+  }
+
+  // Starts the program; Reap(status) reads its output once it has exited.
+  pid_t Spawn(std::vector<std::string> args) {
     args.insert(args.begin(), BENCHFLEET_AGENT_BINARY);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -61,11 +74,39 @@ class RunCommandTest : public ::testing::Test {
     }
     ::close(out);
     ::close(err);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    out_ = ReadAll(out_path);
-    err_ = ReadAll(err_path);
+    return pid;
+  }
+
+  int Reap(int status) {
+    out_ = ReadAll(tmp_.path() + "/stdout");
+    err_ = ReadAll(tmp_.path() + "/stderr");
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  // Waits (real time: another process) up to timeout for pid to exit; its exit code, or -1 on
+  // timeout (it is then killed). *took is how long it took.
+  int WaitExit(pid_t pid, absl::Duration timeout, absl::Duration* took) {
+    const absl::Time start = absl::Now();
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (absl::Now() - start > timeout) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        *took = absl::Now() - start;
+        Reap(status);
+        return -1;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    *took = absl::Now() - start;
+    return Reap(status);
+  }
+
+  // Polls (real time) until pred holds, up to 60 s.
+  template <typename Pred>
+  static bool PollFor(Pred pred) {
+    for (int i = 0; i < 6000 && !pred(); ++i) absl::SleepFor(absl::Milliseconds(10));
+    return pred();
   }
 
   // An agent.yaml allowing llama-server, a binary and the (empty) models folder.
@@ -237,6 +278,102 @@ TEST_F(RunCommandSimulatorTest, AModeWhoseServerExitsWhileLoadingFailsAndTheOthe
   ASSERT_EQ(records->size(), 11u);
   EXPECT_EQ(records->back().record.mode(), "broken");
   EXPECT_NE(records->back().record.status().log_tail(), "");
+}
+
+// The pids of the processes whose command line names `needle` (the test's own model file: the
+// simulators this test's agent started, and no other test's).
+std::vector<pid_t> ProcessesNaming(const std::string& needle) {
+  std::vector<pid_t> pids;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return pids;
+  while (const dirent* entry = ::readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (pid <= 0) continue;
+    std::string cmdline = ReadAll(absl::StrCat("/proc/", pid, "/cmdline"));
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    // A zombie has an empty command line: it is not running.
+    if (cmdline.find(needle) != std::string::npos) pids.push_back(pid);
+  }
+  ::closedir(proc);
+  return pids;
+}
+
+// Issue 19 case 6: SIGTERM during "pause_between_runs: 24h" (the most a spec allows) stops `run`
+// at once: the pause ends, the server it measures is stopped, the run made is kept, exit code 1.
+TEST_F(RunCommandSimulatorTest, ASigtermDuringALongPauseStopsAtOnceAndStopsTheServer) {
+  const std::string config = SimConfig();
+  const std::string spec = tmp_.path() + "/pause.yaml";
+  const std::string model = tmp_.path() + "/models/model.gguf";
+  Write(spec, absl::StrCat("series: pause-series\ntask: sim-task\nbackend: llama-server\nllama-server:\n  binary: ",
+                           LLAMA_SERVER_SIM_BINARY, "\n  model: ", model,
+                           "\n  args: [--sim-load-ms, 50]\n  modes: {gpu: [-ngl, 99]}\n  prompt: hello\n"
+                           "  n_predict: 4\nruns:\n  cold: 1\n  warm: 2\n  pause_between_runs: 24h\n"));
+  const pid_t agent = Spawn(Args(spec, config));
+  ASSERT_TRUE(PollFor([&] { return ReadAll(tmp_.path() + "/stderr").find("gpu cold 1/1: ") != std::string::npos; }))
+      << ReadAll(tmp_.path() + "/stderr");
+  ASSERT_EQ(ProcessesNaming(model).size(), 1u);  // the simulator, loaded, waiting out the pause with the agent
+  ::kill(agent, SIGTERM);
+  absl::Duration took;
+  EXPECT_EQ(WaitExit(agent, absl::Seconds(20), &took), 1) << err_;
+  EXPECT_LT(took, absl::Seconds(2)) << err_;
+  EXPECT_THAT(err_, HasSubstr("benchfleet-agent run: SIGTERM: stopping (a pause or a wait ends now"));
+  EXPECT_THAT(err_, HasSubstr("\ngpu: stopped during the pause before warm 1\n"));
+  EXPECT_THAT(err_, HasSubstr("llama-server gpu stopped ("));
+  EXPECT_THAT(out_, HasSubstr("interrupted: the series was stopped before its end\n"));
+  EXPECT_THAT(ProcessesNaming(model), ::testing::IsEmpty());
+  auto records = ReadRecords(Env::Default(), series_);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].record.phase(), v1::PHASE_COLD);
+  EXPECT_EQ((*records)[0].record.status().code(), v1::RunStatus::CODE_OK);
+}
+
+// A second SIGTERM while the first waits for a slow end (a timed run in progress that never
+// answers, request_timeout 10m) exits at once, exit code 1, the server dying with the agent; the
+// run made before stays in the series folder.
+TEST_F(RunCommandSimulatorTest, ASecondSigtermDuringASlowShutdownExitsAtOnce) {
+  const std::string config = SimConfig();
+  const std::string spec = tmp_.path() + "/hang.yaml";
+  const std::string model = tmp_.path() + "/models/model.gguf";
+  Write(spec, absl::StrCat("series: hang-series\ntask: sim-task\nbackend: llama-server\nllama-server:\n  binary: ",
+                           LLAMA_SERVER_SIM_BINARY, "\n  model: ", model,
+                           "\n  args: [--sim-load-ms, 50, --sim-fail, hang-on-request, '2']\n"
+                           "  modes: {gpu: [-ngl, 99]}\n  prompt: hello\n  n_predict: 4\n"
+                           "  request_timeout: 10m\nruns:\n  cold: 1\n  warm: 1\n"));
+  const pid_t agent = Spawn(Args(spec, config));
+  // The warm run's request reached the simulator (its second "init sampler" line), which holds it.
+  const std::string server_log = series_ + "/llama-server-gpu.log";
+  ASSERT_TRUE(PollFor([&] {
+    const std::string log = ReadAll(server_log);
+    size_t n = 0;
+    for (size_t at = log.find("init sampler"); at != std::string::npos; at = log.find("init sampler", at + 1)) ++n;
+    return n >= 2;
+  })) << ReadAll(tmp_.path() + "/stderr");
+  ::kill(agent, SIGTERM);
+  ASSERT_TRUE(PollFor([&] { return ReadAll(tmp_.path() + "/stderr").find("SIGTERM: stopping") != std::string::npos; }));
+  int status = 0;
+  absl::SleepFor(absl::Milliseconds(300));  // the first signal does not end the timed run
+  ASSERT_EQ(::waitpid(agent, &status, WNOHANG), 0) << "the agent left after one SIGTERM";
+  ::kill(agent, SIGTERM);
+  absl::Duration took;
+  EXPECT_EQ(WaitExit(agent, absl::Seconds(20), &took), 1) << err_;
+  EXPECT_LT(took, absl::Seconds(2)) << err_;
+  EXPECT_THAT(err_, HasSubstr("benchfleet-agent run: second SIGTERM: exiting at once (exit code 1); the records of "
+                              "the runs made so far are in the series folder\n"));
+  EXPECT_TRUE(PollFor([&] { return ProcessesNaming(model).empty(); }));  // SIGKILLed by the kernel with the agent
+  auto records = ReadRecords(Env::Default(), series_);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].record.phase(), v1::PHASE_COLD);
+}
+
+// A spec duration above its bound is refused before anything runs, with its file and line.
+TEST_F(RunCommandTest, ADurationAboveItsBoundIsExitCode2WithItsLine) {
+  const std::string spec = Spec("  pause_between_runs: 100000000h\n");
+  EXPECT_EQ(Run(Args(spec, Config())), 2);
+  EXPECT_EQ(err_, absl::StrCat("benchfleet-agent run: error: ", spec,
+                               ":13: runs.pause_between_runs must be at most 24h, got 100000000h\n"));
+  EXPECT_FALSE(Env::Default()->FileExists(series_));
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <set>
+#include <stop_token>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -57,7 +59,16 @@ class SteppingClock : public Clock {
     sleeps_.push_back(d);
     clock_.Advance(d);
   }
+  // One sleep per wait, as SleepFor; a stop requested before it (or by during_wait, which stands
+  // for another thread's request while the runner waits) returns at once, no time taken.
+  bool WaitForStop(const std::stop_token& stop, absl::Duration d) override {
+    if (during_wait) during_wait();
+    if (stop.stop_requested()) return true;
+    SleepFor(d);
+    return stop.stop_requested();
+  }
   const std::vector<absl::Duration>& sleeps() const { return sleeps_; }
+  std::function<void()> during_wait;
 
  private:
   SimulatedClock clock_;
@@ -543,11 +554,11 @@ TEST_F(SeriesRunnerTest, AHugeLogTailIsCutToFitTheRecordLimit) {
 
 TEST_F(SeriesRunnerTest, TheStopFlagClosesTheSessionAndEndsTheSeries) {
   RunnerOptions options = Options();
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   int windows = 0;
-  options.stop = &stop;
+  options.stop = stop.get_token();
   options.on_timed_window = [&](bool timed) {
-    if (!timed && ++windows == 2) stop = true;
+    if (!timed && ++windows == 2) stop.request_stop();
   };
   const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 3\n"), options);
   EXPECT_THAT(Briefs(result), ElementsAre("gpu cold 1 r1 OK 50.0", "gpu warm 1 r1 OK 50.0"));
@@ -555,6 +566,41 @@ TEST_F(SeriesRunnerTest, TheStopFlagClosesTheSessionAndEndsTheSeries) {
   EXPECT_EQ(backend_.events().back(), "close gpu");
   EXPECT_FALSE(result.clean());
   EXPECT_EQ(SeriesExitCode(result, absl::OkStatus()), kSeriesExitNotClean);
+}
+
+// Issue 19 case 6: a stop during the pause ends the series there (no sleep of the pause is taken
+// after it), the session is closed and nothing more runs.
+TEST_F(SeriesRunnerTest, AStopDuringThePauseEndsTheSeriesWithoutWaitingItOut) {
+  RunnerOptions options = Options();
+  std::stop_source stop;
+  options.stop = stop.get_token();
+  clock_.during_wait = [&] { stop.request_stop(); };
+  const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 3\n  pause_between_runs: 24h\n"), options);
+  EXPECT_THAT(Briefs(result), ElementsAre("gpu cold 1 r1 OK 50.0"));
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_THAT(clock_.sleeps(), ::testing::IsEmpty());
+  EXPECT_EQ(backend_.events().back(), "close gpu");
+  EXPECT_THAT(progress_, ::testing::Contains("gpu: stopped during the pause before warm 1"));
+}
+
+// An Open that fails because the series is stopping (the backend's wait for its server ended) is
+// no FAILED run: nothing is recorded for it.
+TEST_F(SeriesRunnerTest, AnOpenEndedByAStopIsNotRecorded) {
+  RunnerOptions options = Options();
+  std::stop_source stop;
+  options.stop = stop.get_token();
+  options.progress = [&](std::string_view line) {
+    progress_.emplace_back(line);
+    if (line == "gpu: opening fake for cold 1") stop.request_stop();  // while the backend waits
+  };
+  backend_.FailOpen("gpu", FakeOpenFailure{"stopped while waiting for fake to be ready", ""});
+  const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 2\n"), options);
+  EXPECT_THAT(result.runs, ::testing::IsEmpty());
+  EXPECT_EQ(result.failed_runs, 0);
+  EXPECT_EQ(result.stopped_early, 0);
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_THAT(progress_, ::testing::Contains("gpu: stopped while opening fake (stopped while waiting for fake to be "
+                                             "ready)"));
 }
 
 TEST_F(SeriesRunnerTest, ProgressHasOneLinePerRun) {

@@ -319,6 +319,24 @@ TEST(SeriesSpecTest, BadDurationsAreRefused) {
   }
 }
 
+// Issue 19 case 6: "pause_between_runs: 100000000h" held an agent for good; a pause is at most a day.
+TEST(SeriesSpecTest, APauseAboveItsBoundIsRefusedWithItsLine) {
+  ExpectInvalid(absl::StrCat(kHead, "runs:\n  cold: 1\n  pause_between_runs: 100000000h\n"),
+                "spec.yaml:6: runs.pause_between_runs must be at most 24h, got 100000000h");
+  ExpectInvalid(absl::StrCat(kHead, "runs:\n  pause_between_runs: 1500m\n"),
+                "spec.yaml:5: runs.pause_between_runs must be at most 24h, got 25h");
+  auto spec = ParseSeriesSpec(absl::StrCat(kHead, "runs:\n  pause_between_runs: 24h\n"), kSource);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->runs.pause_between_runs, kMaxSpecDuration);
+}
+
+TEST(SeriesSpecTest, ParseSpecDurationTakesTheBoundItIsGiven) {
+  const YAML::Node node = YAML::Load("deadline: 721h")["deadline"];
+  EXPECT_EQ(ParseSpecDuration(node, "deadline", kSource, kMaxSpecDeadline).status().message(),
+            "spec.yaml:1: deadline must be at most 720h, got 721h");
+  EXPECT_EQ(*ParseSpecDuration(YAML::Load("d: 720h")["d"], "d", kSource, kMaxSpecDeadline), absl::Hours(720));
+}
+
 TEST(SeriesSpecTest, ThresholdMustBeAFraction) {
   for (const char* text : {"15", "0", "1", "-0.1", "high"}) {
     ExpectInvalid(absl::StrCat(kHead, "runs:\n  throughput_drop_threshold: ", text, "\n"),
@@ -394,6 +412,8 @@ TEST(SeriesSpecTest, TheSchemaFileListsWhatTheParserReads) {
   EXPECT_EQ(runs["warm"]["default"], defaults.warm);
   EXPECT_EQ(runs["repetitions"]["default"], defaults.repetitions);
   EXPECT_EQ(runs["pause_between_runs"]["default"], "0s");
+  EXPECT_EQ(runs["pause_between_runs"]["maxDuration"], absl::FormatDuration(kMaxSpecDuration));
+  EXPECT_EQ(schema["properties"]["deadline"]["maxDuration"], absl::FormatDuration(kMaxSpecDeadline));
   EXPECT_EQ(runs["throughput_drop_threshold"]["default"], defaults.throughput_drop_threshold);
 }
 

@@ -45,12 +45,25 @@ constexpr char kSpec[] =
     "matrix:\n"
     "  mode: [gpu]\n";
 
+// kSpec with a pause of 24h (the most a spec allows) before every run but the first.
+constexpr char kPausedSpec[] =
+    "series: s1\n"
+    "task: t1\n"
+    "backend: fake\n"
+    "runs:\n"
+    "  cold: 1\n"
+    "  warm: 2\n"
+    "  pause_between_runs: 24h\n"
+    "matrix:\n"
+    "  mode: [gpu]\n";
+
 // The real filesystem with a simulated clock (which nothing here sleeps on: the specs have no
 // pause).
 class ClockEnv : public EnvWrapper {
  public:
   ClockEnv() : EnvWrapper(Env::Default()) {}
   Clock& clock() override { return clock_; }
+  SimulatedClock& simulated() { return clock_; }
 
  private:
   SimulatedClock clock_;
@@ -455,6 +468,50 @@ TEST_F(TaskExecutorTest, CancelStopsBetweenRuns) {
                                       "task-1 finished cancelled 1 0: cancelled: operator; 1 of 3 runs made, 0 FAILED"));
   EXPECT_THAT(fake_.events(), ElementsAre("open gpu", ::testing::StartsWith("run gpu cold 1"), "close gpu"));
   EXPECT_EQ(OutboxRecords().size(), 1u);
+}
+
+// Issue 19 case 6: a cancel during pause_between_runs (the most a spec allows, 24h) ends the task
+// at the same simulated instant: the session is closed (the server stopped), no other run starts,
+// and the task queued behind it starts at once.
+TEST_F(TaskExecutorTest, ACancelDuringAPauseEndsTheTaskAtTheSameSimulatedInstant) {
+  Start(Options());
+  executor_->Assign(Assignment("task-1", kPausedSpec));
+  executor_->Assign(Assignment("task-2", kSpec));
+  SimulatedClock& clock = env_.simulated();
+  // Cold 1 is made, then the runner waits 24h (simulated) before warm 1.
+  for (int i = 0; i < 10000 && clock.sleepers() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(clock.sleepers(), 1);
+  const absl::Time paused_at = clock.Now();
+  EXPECT_THAT(fake_.events(), ElementsAre("open gpu", ::testing::StartsWith("run gpu cold 1")));
+  v1::TaskCancel cancel;
+  cancel.set_task_id("task-1");
+  cancel.set_reason("operator");
+  executor_->Cancel(cancel);
+  const std::vector<std::string> updates = Updates(8);
+  EXPECT_EQ(clock.Now(), paused_at);  // not a simulated nanosecond waited after the cancel
+  EXPECT_EQ(updates[0], "task-1 accepted 3");
+  EXPECT_EQ(updates[1], "task-1 progress 1/3 failed 0 COLD 1: predicted_per_second 48.1 tokens/s");
+  EXPECT_EQ(updates[2], "task-1 finished cancelled 1 0: cancelled: operator; 1 of 3 runs made, 0 FAILED");
+  EXPECT_EQ(updates[3], "task-2 accepted 3");
+  const std::vector<std::string> events = fake_.events();
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events[2], "close gpu");  // task-1's session, right after the cancel
+  EXPECT_EQ(OutboxRecords().size(), 4u);  // task-1's cold run and task-2's three
+}
+
+TEST_F(TaskExecutorTest, StoppingTheAgentDuringAPauseEndsTheTaskAtOnce) {
+  Start(Options());
+  executor_->Assign(Assignment("task-1", kPausedSpec));
+  SimulatedClock& clock = env_.simulated();
+  for (int i = 0; i < 10000 && clock.sleepers() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(clock.sleepers(), 1);
+  const absl::Time paused_at = clock.Now();
+  executor_->Stop();  // joins: returns only once the task has ended
+  EXPECT_EQ(clock.Now(), paused_at);
+  EXPECT_THAT(Updates(3), ElementsAre("task-1 accepted 3", ::testing::StartsWith("task-1 progress 1/3"),
+                                      "task-1 finished failed 1 0: the agent stopped during the task; 1 of 3 runs "
+                                      "made, 0 FAILED"));
+  EXPECT_THAT(fake_.events(), ElementsAre("open gpu", ::testing::StartsWith("run gpu cold 1"), "close gpu"));
 }
 
 TEST_F(TaskExecutorTest, TasksRunOneAtATimeInOrderAndAQueuedOneCanBeCancelled) {

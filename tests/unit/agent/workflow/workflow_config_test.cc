@@ -129,6 +129,11 @@ TEST(WorkflowConfigTest, BadKeysAndValuesNameTheirLine) {
               "stop_grace, memory, results, container_sample_period, container, start, batch_size)");
   ExpectError("workflow:\n  command: bare\n  deadline: soon\n", absl::StatusCode::kInvalidArgument,
               "line 3: workflow.deadline must be a positive duration such as 30m, 90s or 500ms, got 'soon'");
+  // Issue 19 case 6: every duration has an upper bound.
+  ExpectError("workflow:\n  command: bare\n  deadline: 25h\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.deadline must be at most 24h, got 25h");
+  ExpectError("workflow:\n  command: bare\n  stop_grace: 11m\n", absl::StatusCode::kInvalidArgument,
+              "line 3: workflow.stop_grace must be at most 10m, got 11m");
   ExpectError("workflow:\n  command: bare\n  memory: docker\n", absl::StatusCode::kInvalidArgument,
               "line 3: workflow.memory must be auto, cgroup, rusage or container, got 'docker'");
   ExpectError("workflow:\n  command: bare\n  results: {requests: data}\n", absl::StatusCode::kInvalidArgument,
