@@ -21,7 +21,9 @@ constexpr char kConfigHelp[] =
 constexpr char kStateDirHelp[] =
     "state directory: agent id and outbox (default: state_dir of agent.yaml, else /var/lib/benchfleet "
     "for root, else $XDG_STATE_HOME/benchfleet or ~/.local/state/benchfleet)";
-constexpr char kCoordinatorHelp[] = "coordinator's gateway address HOST:PORT (default: coordinator of agent.yaml)";
+constexpr char kCoordinatorHelp[] =
+    "coordinator's gateway address HOST:PORT, or several comma-separated, tried in order for failover "
+    "(default: coordinator of agent.yaml)";
 constexpr char kCaHelp[] =
     "the fleet CA certificate (PEM) that verifies the coordinator (default: ca_cert of agent.yaml, else "
     "<state dir>/tls/ca.pem once enrolled; without one, plaintext to a loopback coordinator only)";

@@ -39,6 +39,13 @@ class PosixWritableFile : public WritableFile {
     return absl::OkStatus();
   }
 
+  absl::Status Truncate(uint64_t size) override {
+    while (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+      if (errno != EINTR) return ErrnoStatus("ftruncate", path_, errno);
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Close() override {
     if (fd_ < 0) return absl::OkStatus();
     int rc = ::close(fd_);
@@ -87,10 +94,16 @@ class PosixEnv : public Env {
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoStatus("open", tmp, errno);
     PosixWritableFile file(tmp, fd);
-    if (auto s = file.Append(content); !s.ok()) return s;
-    if (auto s = file.Sync(); !s.ok()) return s;
-    if (auto s = file.Close(); !s.ok()) return s;
-    if (auto s = RenameFile(tmp, path); !s.ok()) return s;
+    absl::Status s = file.Append(content);
+    if (s.ok()) s = file.Sync();
+    if (s.ok()) s = file.Close();
+    if (s.ok()) s = RenameFile(tmp, path);
+    if (!s.ok()) {
+      // On a full disk the temporary file is empty or cut short: never leave it behind.
+      file.Close().IgnoreError();
+      ::unlink(tmp.c_str());
+      return s;
+    }
     return SyncDir(DirName(path));
   }
 

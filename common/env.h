@@ -4,6 +4,7 @@
 #ifndef BENCHFLEET_COMMON_ENV_H_
 #define BENCHFLEET_COMMON_ENV_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,6 +25,12 @@ class WritableFile {
   // Makes everything appended so far durable (fdatasync).
   virtual absl::Status Sync() = 0;
   virtual absl::Status Close() = 0;
+  // Cuts the file to its first `size` bytes (ftruncate): a failed append is taken back without
+  // writing anything, so it works on a full disk. UNIMPLEMENTED where a file cannot do it.
+  virtual absl::Status Truncate(uint64_t size) {
+    (void)size;
+    return absl::UnimplementedError("this file cannot be truncated");
+  }
 };
 
 class Env {
@@ -42,7 +49,8 @@ class Env {
   virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
 
   // Replaces path's content durably: writes a temporary file beside it, syncs it, renames it over
-  // path and syncs the directory. A crash leaves either the old or the new content.
+  // path and syncs the directory. A crash leaves either the old or the new content; an error
+  // (a full disk) leaves the old content and removes the temporary file.
   virtual absl::Status WriteFileAtomically(const std::string& path, std::string_view content) = 0;
 
   // Returns the names (not paths) of the entries of dir, sorted.

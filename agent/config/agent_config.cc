@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/grpc_channel.h"
 #include "common/yaml_error.h"
 #include "common/string_views.h"
 
@@ -89,9 +90,24 @@ absl::StatusOr<AgentConfig> Parse(const YAML::Node& root, std::string_view sourc
   if (auto s = CheckKeys(root, "", kTopKeys, error); !s.ok()) return s;
 
   if (const YAML::Node node = root["coordinator"]; node && !node.IsNull()) {
-    auto value = ScalarString(node, "coordinator", error);
-    if (!value.ok()) return value.status();
-    config.coordinator = *value;
+    if (node.IsSequence()) {
+      // Several coordinators, tried in order: each entry one address (a list in YAML, not commas).
+      std::vector<std::string> addresses;
+      for (const YAML::Node& item : node) {
+        if (!item.IsScalar() || item.Scalar().empty() || item.Scalar().find(',') != std::string::npos ||
+            SplitCoordinatorAddresses(item.Scalar()).size() != 1) {
+          return error(item, "coordinator: each entry of the list must be one address, HOST:PORT");
+        }
+        addresses.push_back(SplitCoordinatorAddresses(item.Scalar())[0]);
+      }
+      if (addresses.empty()) return error(node, "coordinator: the list names no address");
+      config.coordinator = absl::StrJoin(addresses, ",");
+    } else {
+      auto value = ScalarString(node, "coordinator", error);
+      if (!value.ok()) return value.status();
+      if (SplitCoordinatorAddresses(*value).empty()) return error(node, "coordinator: no address given");
+      config.coordinator = *value;
+    }
   }
   if (const YAML::Node node = root["state_dir"]; node && !node.IsNull()) {
     auto value = ScalarString(node, "state_dir", error);

@@ -59,6 +59,9 @@ absl::StatusOr<DeviceSampling> ParseDeviceSampling(std::string_view text);
 struct AgentConfig {
   // The file this was read from; empty when the agent runs without one.
   std::string source;
+  // coordinator: one address (HOST:PORT, or any gRPC target: a DNS name with several addresses
+  // works as gRPC resolves it) or, from a YAML list, several joined by commas, which the uplink
+  // tries in order, moving to the next when one cannot be reached or its stream breaks.
   std::string coordinator;
   std::string state_dir;
   // Where `serve` serves its own /metrics, HOST:PORT; empty: not served.

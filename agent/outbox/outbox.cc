@@ -130,6 +130,13 @@ absl::Status Outbox::Recover() {
     if (!content.ok()) return WithContext(content.status(), context);
     ++recovery_.segments;
     const ParsedSegment parsed = ParseFrames(*content);
+    for (const DamagedRange& damage : parsed.damaged) {
+      ++recovery_.damaged_ranges;
+      recovery_.damaged_bytes += damage.bytes;
+      Warn(absl::StrCat(name, ": ", damage.bytes, " damaged bytes at offset ", damage.offset,
+                        " are no record (bad checksum or frame marker: damage on disk, not a crash, which "
+                        "only cuts the last append short); skipped, the records after them are still sent"));
+    }
     if (parsed.bad_tail_bytes > 0) {
       recovery_.torn_bytes += parsed.bad_tail_bytes;
       Warn(absl::StrCat(name, ": ", parsed.bad_tail_bytes, " bytes after offset ", parsed.valid_bytes,
@@ -289,16 +296,23 @@ void Outbox::CloseActiveSegment() {
 }
 
 void Outbox::AbandonActiveSegment() {
+  // Cut the failed append off, so that records reported as not queued do not come back after a
+  // restart. ftruncate needs no free space, so this works on a full disk; rewriting the segment
+  // is the fallback for a file that cannot be truncated. When both fail the reader sees a torn
+  // tail, or complete frames that get sent after a restart (harmless: the coordinator stores a
+  // run_id once).
+  absl::Status cut = active_file_->Truncate(active_file_bytes_);
+  if (cut.ok()) cut = active_file_->Sync();
   active_file_->Close().IgnoreError();
   active_file_.reset();
   std::lock_guard<std::mutex> l(mu_);
   const uint64_t number = active_segment_;
   active_segment_ = 0;
-  // Cut the failed append off, so that records reported as not queued do not come back after a
-  // restart. On a full disk this may fail as well; the reader then sees a torn tail, or complete
-  // frames that get sent after a restart (harmless: the coordinator stores a run_id once).
-  if (auto s = env_->WriteFileAtomically(SegmentPath(number), active_content_); !s.ok()) {
-    Warn(absl::StrCat("could not cut a failed append off segment ", number, ": ", s.message()));
+  if (!cut.ok()) {
+    if (auto s = env_->WriteFileAtomically(SegmentPath(number), active_content_); !s.ok()) {
+      Warn(absl::StrCat("could not cut a failed append off segment ", number, ": ", cut.message(), "; ",
+                        s.message()));
+    }
   }
   RetireActiveContent(number);
 }

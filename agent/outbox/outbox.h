@@ -4,10 +4,13 @@
 // makes a re-send harmless). Owned by the agent process; thread-safe (producers + uplink).
 //
 // On disk (see agent/README.md):
-//   segment-<20 digits>.log  8-byte header, then [u32 length][u32 CRC-32][serialized RunRecord]...
+//   segment-<20 digits>.log  8-byte header, then one checksummed frame per serialized RunRecord
+//                            (agent/outbox/frame.h; segments of the earlier format are still read)
 //   acks.log                 run_ids acknowledged or rejected, one per line, appended
 //   rejected.jsonl           records the coordinator refused, with its reason, one JSON per line
-// A segment is deleted once all its records are acknowledged; a new one is begun past a size.
+// A segment is deleted once all its readable records are acknowledged; a new one is begun past a
+// size. Damage inside a segment (a bad sector) costs the records it hit, logged with the file and
+// offset: the records after it are still sent.
 #ifndef BENCHFLEET_AGENT_OUTBOX_OUTBOX_H_
 #define BENCHFLEET_AGENT_OUTBOX_OUTBOX_H_
 
@@ -54,6 +57,10 @@ struct OutboxRecovery {
   size_t records = 0;           // unacknowledged records queued again
   size_t acknowledged = 0;      // records skipped because acks.log lists them
   size_t torn_bytes = 0;        // bytes after the last good frame, all segments together
+  // Damage with good frames after it (not a crash, which only cuts the last append short): the
+  // skipped ranges and their bytes, all segments together. Each is logged with file and offset.
+  size_t damaged_ranges = 0;
+  size_t damaged_bytes = 0;
   size_t segments_removed = 0;  // fully acknowledged segments deleted
 };
 
@@ -69,7 +76,8 @@ class Outbox final : public RecordQueue {
   Outbox& operator=(const Outbox&) = delete;
 
   // Queues one record durably (written and fsync'd). On error (RESOURCE_EXHAUSTED for a full
-  // disk) the record is NOT queued and the caller still owns it.
+  // disk) the record is NOT queued and the caller still owns it: what part of it reached the file
+  // is cut off again (ftruncate, which needs no free space), so it never comes back either.
   absl::Status Append(const v1::RunRecord& record);
 
   // Queues records all together with one fsync: all of them or, on error, none.

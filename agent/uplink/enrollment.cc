@@ -47,6 +47,23 @@ absl::Status Rename(const std::string& from, const std::string& to) {
   return absl::OkStatus();
 }
 
+// Makes the call on a channel to each of the coordinator addresses in turn (several: agent.yaml's
+// list) until one answers: only UNAVAILABLE moves on, as that one never saw the call (a token is
+// used once). *used is the address that answered last.
+template <typename Call>
+absl::StatusOr<grpc::Status> CallFirstReachable(const std::string& addresses, const ChannelSecurity& security,
+                                                const Call& call, std::string* used) {
+  grpc::Status status(grpc::StatusCode::UNAVAILABLE, "no coordinator address");
+  for (const std::string& address : SplitCoordinatorAddresses(addresses)) {
+    auto channel = NewCoordinatorChannel(address, security);
+    if (!channel.ok()) return channel.status();
+    *used = address;
+    status = call(*channel);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+  }
+  return status;
+}
+
 }  // namespace
 
 absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request) {
@@ -62,20 +79,24 @@ absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request) {
 
   ChannelSecurity security;
   security.ca_cert_pem = request.ca_cert_pem;
-  auto channel = NewCoordinatorChannel(request.coordinator, security);
-  if (!channel.ok()) return channel.status();
-  auto stub = v1::Enrollment::NewStub(*channel);
-  grpc::ClientContext context;
-  context.set_deadline(DeadlineIn(request.timeout));
   v1::EnrollRequest call;
   call.set_token(request.token);
   call.set_agent_id(request.agent_id);
   call.set_csr_pem(*csr);
   v1::EnrollResponse response;
-  const grpc::Status status = stub->Enroll(&context, call, &response);
-  if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        absl::StrCat("enrollment at ", request.coordinator, ": ", status.error_message()));
+  std::string address;
+  const auto status = CallFirstReachable(
+      request.coordinator, security,
+      [&](const std::shared_ptr<grpc::Channel>& channel) {
+        grpc::ClientContext context;
+        context.set_deadline(DeadlineIn(request.timeout));
+        return v1::Enrollment::NewStub(channel)->Enroll(&context, call, &response);
+      },
+      &address);
+  if (!status.ok()) return status.status();
+  if (!status->ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status->error_code()),
+                        absl::StrCat("enrollment at ", address, ": ", status->error_message()));
   }
   if (absl::Status s = CheckIssued(*key, response, request.ca_cert_pem); !s.ok()) return s;
 
@@ -107,18 +128,22 @@ absl::StatusOr<EnrollmentResult> RenewCertificate(const RenewalRequest& request)
   auto csr = tls::NewCsrPem(*key, info->common_name);
   if (!csr.ok()) return csr.status();
 
-  auto channel = NewCoordinatorChannel(request.coordinator, request.security);
-  if (!channel.ok()) return channel.status();
-  auto stub = v1::Enrollment::NewStub(*channel);
-  grpc::ClientContext context;
-  context.set_deadline(DeadlineIn(request.timeout));
   v1::RenewRequest call;
   call.set_csr_pem(*csr);
   v1::EnrollResponse response;
-  const grpc::Status status = stub->Renew(&context, call, &response);
-  if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        absl::StrCat("renewal at ", request.coordinator, ": ", status.error_message()));
+  std::string address;
+  const auto status = CallFirstReachable(
+      request.coordinator, request.security,
+      [&](const std::shared_ptr<grpc::Channel>& channel) {
+        grpc::ClientContext context;
+        context.set_deadline(DeadlineIn(request.timeout));
+        return v1::Enrollment::NewStub(channel)->Renew(&context, call, &response);
+      },
+      &address);
+  if (!status.ok()) return status.status();
+  if (!status->ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status->error_code()),
+                        absl::StrCat("renewal at ", address, ": ", status->error_message()));
   }
   if (absl::Status s = CheckIssued(*key, response, request.security.ca_cert_pem); !s.ok()) return s;
   auto issued = tls::ParseCertificate(response.certificate_pem());

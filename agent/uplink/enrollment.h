@@ -15,7 +15,7 @@
 namespace benchfleet::agent {
 
 struct EnrollmentRequest {
-  std::string coordinator;  // HOST:PORT
+  std::string coordinator;  // HOST:PORT, or several comma-separated: tried in order while UNAVAILABLE
   std::string ca_cert_pem;  // verifies the coordinator; required
   std::string agent_id;
   std::string token;        // bfe_...
@@ -33,7 +33,7 @@ struct EnrollmentResult {
 absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request);
 
 struct RenewalRequest {
-  std::string coordinator;    // HOST:PORT
+  std::string coordinator;    // HOST:PORT, or several comma-separated: tried in order while UNAVAILABLE
   ChannelSecurity security;   // the fleet CA and the current certificate and key (mutual TLS)
   std::string tls_dir;        // where the new key and certificate go
   absl::Duration timeout = absl::Seconds(30);

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -15,6 +16,7 @@
 #include "agent/uplink/pacer.h"
 #include "benchfleet/v1/gateway.grpc.pb.h"
 #include "common/conditions_fingerprint.h"
+#include "common/grpc_channel.h"
 #include "common/spec/spec_limits.h"
 #include "common/version.h"
 
@@ -53,13 +55,14 @@ class Uplink::Impl {
         queue_(queue),
         clock_(options_.clock != nullptr ? options_.clock : &SystemClock()),
         metrics_(options_.metrics != nullptr ? options_.metrics : NullAgentMetrics::Get()),
+        targets_(SplitCoordinatorAddresses(options_.target)),
         backoff_(options_.backoff, options_.jitter),
         pacer_(clock_, options_.send_rate) {}
 
   ~Impl() { Stop(); }
 
   absl::Status Start() {
-    if (options_.target.empty()) return absl::InvalidArgumentError("uplink: no coordinator address");
+    if (targets_.empty()) return absl::InvalidArgumentError("uplink: no coordinator address");
     if (options_.agent_id.empty()) return absl::InvalidArgumentError("uplink: no agent id");
     if (options_.max_batch == 0 || options_.max_in_flight == 0 || options_.max_batch_bytes == 0) {
       return absl::InvalidArgumentError("uplink: max_batch, max_batch_bytes and max_in_flight must be > 0");
@@ -190,6 +193,9 @@ class Uplink::Impl {
     std::map<uint64_t, std::vector<std::string>> in_flight;  // batch_id -> run_ids, in order
   };
 
+  // The address the current (or next) stream goes to.
+  const std::string& Target() const { return targets_[target_index_]; }
+
   void Log(std::string_view line) {
     if (options_.log) options_.log(line);
   }
@@ -233,8 +239,13 @@ class Uplink::Impl {
         break;
       }
       const absl::Duration delay = backoff_.Next();
-      Log(absl::StrCat(welcomed ? "stream to " : "cannot reach coordinator ", options_.target, ": ",
-                       Describe(s), "; retrying in ", absl::FormatDuration(delay)));
+      const std::string tried = Target();
+      // Several coordinators: the next one gets the next attempt (failover), in order, round.
+      if (targets_.size() > 1) target_index_ = (target_index_ + 1) % targets_.size();
+      Log(absl::StrCat(welcomed ? "stream to " : "cannot reach coordinator ", tried, ": ", Describe(s),
+                       targets_.size() > 1 ? absl::StrCat("; trying coordinator ", Target(), " in ")
+                                           : std::string("; retrying in "),
+                       absl::FormatDuration(delay)));
       if (!SleepUnlessStopped(delay)) break;
     }
     std::lock_guard<std::mutex> l(mu_);
@@ -255,7 +266,7 @@ class Uplink::Impl {
       std::lock_guard<std::mutex> l(credentials_mu_);
       credentials = options_.credentials;
     }
-    return grpc::CreateCustomChannel(options_.target,
+    return grpc::CreateCustomChannel(Target(),
                                      credentials != nullptr ? credentials : grpc::InsecureChannelCredentials(), args);
   }
 
@@ -332,7 +343,7 @@ class Uplink::Impl {
     }
     const v1::Welcome& welcome = session->welcome;
     if (!welcome.accepted()) {
-      fatal_ = absl::FailedPreconditionError(absl::StrCat("coordinator ", options_.target,
+      fatal_ = absl::FailedPreconditionError(absl::StrCat("coordinator ", Target(),
                                                           " refused this agent: ", welcome.reason()));
       Log(ToStd(fatal_.message()));
       cv_.notify_all();
@@ -342,8 +353,9 @@ class Uplink::Impl {
     stats_.connected = true;
     metrics_->CoordinatorConnected(/*reconnect=*/stats_.sessions > 1);
     stats_.coordinator_version = welcome.coordinator_version();
+    stats_.coordinator = Target();
     maybe_pending_ = true;
-    Log(absl::StrCat("connected to coordinator ", options_.target, " (version ", welcome.coordinator_version(),
+    Log(absl::StrCat("connected to coordinator ", Target(), " (version ", welcome.coordinator_version(),
                      ", API revision ", welcome.api_revision(), ")"));
     return absl::OkStatus();
   }
@@ -361,7 +373,7 @@ class Uplink::Impl {
           if (session->welcomed) {
             // The answer to an announcement (a later Hello): the stream was accepted already.
             if (!message.welcome().accepted()) {
-              Log(absl::StrCat("coordinator ", options_.target, " did not take announced conditions: ",
+              Log(absl::StrCat("coordinator ", Target(), " did not take announced conditions: ",
                                message.welcome().reason()));
             }
             break;
@@ -615,6 +627,9 @@ class Uplink::Impl {
   const std::shared_ptr<WakeHandle> wake_ = std::make_shared<WakeHandle>();
   Clock* const clock_;
   AgentMetrics* const metrics_;  // called under mu_ (it returns at once)
+  // The coordinator addresses of options_.target, tried in order from targets_[target_index_].
+  const std::vector<std::string> targets_;
+  std::atomic<size_t> target_index_{0};  // written by the connection thread only
   Backoff backoff_;  // connection thread only
   Pacer pacer_;      // connection thread only
   std::thread thread_;

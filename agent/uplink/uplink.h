@@ -1,8 +1,9 @@
 // Uplink: drains a RecordQueue (the outbox) to the coordinator over AgentGateway.Connect. Hello,
 // then batches of records with several in flight; each Ack drops its records from the queue (or
 // moves rejected ones aside); heartbeats carry the queue depth. A broken stream is reopened with
-// exponential backoff and full jitter, and everything unacknowledged is sent again. A Welcome
-// with accepted=false stops it for good, with the coordinator's reason. Tasks travel on the same
+// exponential backoff and full jitter (to the next coordinator when several are given), and
+// everything unacknowledged is sent again. A Welcome with accepted=false stops it for good, with
+// the coordinator's reason. Tasks travel on the same
 // stream: assign_task / cancel_task from the coordinator go to the options' callbacks, and
 // SendTaskUpdate queues TaskUpdates for it (kept until a stream takes them, across reconnects).
 // AnnounceConditions tells the coordinator of conditions other than the Hello's (a series'
@@ -34,7 +35,9 @@
 namespace benchfleet::agent {
 
 struct UplinkOptions {
-  // The coordinator's AgentGateway, "host:port" (any gRPC target).
+  // The coordinator's AgentGateway, "host:port" (any gRPC target), or several separated by commas
+  // (common/grpc_channel.h SplitCoordinatorAddresses): each attempt goes to one of them, the first
+  // first, and the next attempt after a failed one or a broken stream goes to the next (failover).
   std::string target;
   std::string agent_id;
   // Sent in the Hello that opens every stream: the agent's base conditions (a series' own go
@@ -102,6 +105,7 @@ struct UplinkStats {
   uint64_t conditions_announced = 0;  // Hellos of AnnounceConditions written (re-announcements included)
   bool connected = false;
   std::string coordinator_version;
+  std::string coordinator;  // the address of the last stream that got a Welcome
   std::vector<UplinkRejection> rejections;
 };
 

@@ -74,6 +74,18 @@ TEST(AgentConfigsTest, TheChartsAgentYamlParsesWithTlsAndTheServiceAddress) {
   }
 }
 
+TEST(AgentConfigsTest, SeveralCoordinatorAddressesReachAgentYamlInOrder) {
+  if (FindHelm().empty()) GTEST_SKIP() << "helm not found: run scripts/setup";
+  std::vector<RenderedConfig> configs =
+      ChartAgentConfigs({"--set", "agents.coordinatorAddresses={coord-a.example:7443,coord-b.example:7443}"});
+  ASSERT_EQ(configs.size(), 2u);
+  for (const RenderedConfig& c : configs) {
+    absl::StatusOr<AgentConfig> config = ParseAgentConfig(c.yaml, c.configmap);
+    ASSERT_TRUE(config.ok()) << c.configmap << ": " << config.status() << "\n" << c.yaml;
+    EXPECT_EQ(config->coordinator, "coord-a.example:7443,coord-b.example:7443") << c.configmap;
+  }
+}
+
 TEST(AgentConfigsTest, TheComposeAgentYamlParses) {
   absl::StatusOr<std::string> text = ReadTextFile(SourceDir() + "/deploy/compose/agent.yaml");
   ASSERT_TRUE(text.ok()) << text.status();

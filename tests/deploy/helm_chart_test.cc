@@ -584,6 +584,7 @@ TEST(HelmChartTest, TheSchemaRefusesBadValues) {
       {{"--set", "podSecurityContext.runAsNonRoot=false"}, "/podSecurityContext/runAsNonRoot"},
       {{"--set", "agents.config.device_sampling=sometimes"}, "/agents/config/device_sampling"},
       {{"--set", "agents.config.renew_before=soon"}, "/agents/config/renew_before"},
+      {{"--set", "agents.coordinatorAddresses={a:7443,b}"}, "/agents/coordinatorAddresses/1"},
   };
   for (const Case& c : cases) {
     CommandResult r = Template(c.args);

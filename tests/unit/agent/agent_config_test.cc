@@ -56,11 +56,30 @@ TEST(AgentConfigTest, EmptyFileGivesDefaults) {
 TEST(AgentConfigTest, TheExampleFileParses) {
   auto config = LoadAgentConfig(Env::Default(), std::string(BENCHFLEET_SOURCE_DIR) + "/agent/agent.example.yaml");
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_FALSE(config->coordinator.empty());
+  EXPECT_EQ(config->coordinator, "coordinator-a.example.lan:7443,coordinator-b.example.lan:7443");
   EXPECT_EQ(config->metrics_listen, "0.0.0.0:9465");
   EXPECT_EQ(config->device_sampling, DeviceSampling::kAuto);
   EXPECT_EQ(config->renew_before, absl::Hours(720));
   EXPECT_FALSE(config->allow.backends.empty());
+}
+
+TEST(AgentConfigTest, CoordinatorTakesSeveralAddressesInOrder) {
+  auto list = ParseAgentConfig("coordinator:\n  - a.lan:7443\n  - ' 10.0.0.2:7443 '\n", kSource);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->coordinator, "a.lan:7443,10.0.0.2:7443");
+  // One gRPC target naming several addresses stays one.
+  auto target = ParseAgentConfig("coordinator: ipv4:10.0.0.1:7443,10.0.0.2:7443\n", kSource);
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(target->coordinator, "ipv4:10.0.0.1:7443,10.0.0.2:7443");
+}
+
+TEST(AgentConfigTest, CoordinatorListEntriesAreOneAddressEach) {
+  EXPECT_EQ(ErrorOf("coordinator:\n  - a:1\n  - b:1,c:1\n").message(),
+            absl::StrCat(kSource, ":3: coordinator: each entry of the list must be one address, HOST:PORT"));
+  EXPECT_EQ(ErrorOf("coordinator:\n  - a:1\n  - [b:1]\n").message(),
+            absl::StrCat(kSource, ":3: coordinator: each entry of the list must be one address, HOST:PORT"));
+  EXPECT_EQ(ErrorOf("coordinator: []\n").message(), absl::StrCat(kSource, ":1: coordinator: the list names no address"));
+  EXPECT_EQ(ErrorOf("coordinator: ' , '\n").message(), absl::StrCat(kSource, ":1: coordinator: no address given"));
 }
 
 TEST(AgentConfigTest, DeviceSamplingDefaultsToAutoAndReadsEachValue) {

@@ -22,6 +22,10 @@ class FaultyFile : public WritableFile {
     if (auto fault = env_->Take(FaultOp::kSync, path_)) return fault->status;
     return file_->Sync();
   }
+  absl::Status Truncate(uint64_t size) override {
+    if (auto fault = env_->Take(FaultOp::kTruncate, path_)) return fault->status;
+    return file_->Truncate(size);
+  }
   absl::Status Close() override { return file_->Close(); }
 
  private:

@@ -1,5 +1,5 @@
 // FaultInjectingEnv: an EnvWrapper for the agent's tests that fails chosen calls on demand
-// ("disk full" on append, a failing fsync, a file that cannot be removed), on files whose path
+// ("disk full" on append, a failing fsync or ftruncate, a file that cannot be removed), on files whose path
 // contains a given text, and counts syncs. Thread-safe (the outbox calls it from several threads).
 #ifndef BENCHFLEET_TESTS_UNIT_AGENT_FAULT_INJECTING_ENV_H_
 #define BENCHFLEET_TESTS_UNIT_AGENT_FAULT_INJECTING_ENV_H_
@@ -14,7 +14,7 @@
 
 namespace benchfleet::agent::testing {
 
-enum class FaultOp { kAppend, kSync, kRemove, kAtomicWrite };
+enum class FaultOp { kAppend, kSync, kRemove, kAtomicWrite, kTruncate };
 
 struct Fault {
   // Only paths containing this fail ("" matches every path).

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -298,6 +299,57 @@ TEST_F(UplinkTest, UnreachableCoordinatorBacksOffByTheClockThenGivesUp) {
   EXPECT_EQ(clock.Monotonic(), absl::Milliseconds(1400));
   EXPECT_EQ(uplink.stats().connect_failures, 4u);
   EXPECT_EQ(outbox_->depth(), 1u);
+}
+
+// Issue 19, case 8: several coordinators, the agent fails over to the next when one goes away.
+TEST_F(UplinkTest, SeveralCoordinatorsFailOverToTheNextWhenOneGoesAway) {
+  auto first = std::make_unique<FakeGateway>();
+  FakeGateway second;
+  const std::string first_address = first->address();
+  UplinkOptions options = Options();
+  options.target = first_address + ", " + second.address();
+  std::vector<std::string> lines;
+  std::mutex lines_mu;
+  options.log = [&](std::string_view line) {
+    std::lock_guard<std::mutex> l(lines_mu);
+    lines.emplace_back(line);
+  };
+  Uplink uplink(options, outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  Fill(10);
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  EXPECT_EQ(first->stored().size(), 10u);
+  EXPECT_EQ(uplink.stats().coordinator, first_address);
+
+  first.reset();  // the first coordinator is gone (its server shut down, its port closed)
+  Fill(10);
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+  EXPECT_EQ(second.stored().size(), 10u);
+  EXPECT_EQ(second.hellos(), 1);
+  EXPECT_EQ(uplink.stats().coordinator, second.address());
+  EXPECT_EQ(uplink.stats().sessions, 2u);
+  std::lock_guard<std::mutex> l(lines_mu);
+  EXPECT_THAT(lines, ::testing::Contains(StartsWith(absl::StrCat("stream to ", first_address, ": "))));
+  EXPECT_THAT(lines, ::testing::Contains(HasSubstr(absl::StrCat("; trying coordinator ", second.address(), " in "))));
+}
+
+TEST_F(UplinkTest, AnUnreachableFirstCoordinatorCostsOneAttempt) {
+  InstantClock clock;
+  Fill(3);
+  UplinkOptions options = Options();
+  options.target = absl::StrCat("127.0.0.1:", testing::UnusedLoopbackPort(), ",", gateway_.address());
+  options.clock = &clock;
+  options.backoff = BackoffPolicy{};
+  options.jitter = [] { return 1.0; };
+  options.max_connect_failures = 2;
+  Uplink uplink(options, outbox_.get());
+  ASSERT_TRUE(uplink.Start().ok());
+  ASSERT_TRUE(uplink.WaitUntilDrained(absl::Seconds(20)).ok());
+  uplink.Stop();
+  EXPECT_EQ(gateway_.stored().size(), 3u);
+  EXPECT_EQ(uplink.stats().connect_failures, 1u);
+  EXPECT_EQ(clock.Monotonic(), absl::Milliseconds(200));  // one backoff step between the two
 }
 
 TEST_F(UplinkTest, BackoffStartsOverAfterEachWelcome) {

@@ -10,14 +10,32 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(GrpcChannelTest, LoopbackTargets) {
-  for (const char* target : {"127.0.0.1:7443", "127.1.2.3:1", "localhost:7443", "[::1]:7443", "::1",
-                             "dns:///localhost:7443", "ipv4:127.0.0.1:7443"}) {
+  for (const char* target :
+       {"127.0.0.1:7443", "127.1.2.3:1", "127.255.255.254:7443", "localhost:7443", "localhost", "[::1]:7443",
+        "[::1]", "::1", "0:0:0:0:0:0:0:1", "dns:///localhost:7443", "dns:localhost:7443", "ipv4:127.0.0.1:7443",
+        "ipv4:127.0.0.1:7443,127.0.0.2:7444", "ipv6:[::1]:7443", "127.0.0.1:7443,localhost:7444",
+        " 127.0.0.1:1 , [::1]:2 "}) {
     EXPECT_TRUE(IsLoopbackTarget(target)) << target;
   }
-  for (const char* target : {"10.0.0.1:7443", "0.0.0.0:7443", "coordinator.example:7443", "[::]:7443",
-                             "128.0.0.1:7443", "localhost.example:7443", "[::1"}) {
+  // Issue 19, case 9: a name that merely starts with "127." is not an address, and any list
+  // with one address off loopback is not loopback.
+  for (const char* target :
+       {"10.0.0.1:7443", "0.0.0.0:7443", "coordinator.example:7443", "[::]:7443", "128.0.0.1:7443",
+        "localhost.example:7443", "[::1", "127.example.com:7443", "127.0.0.1.nip.io:7443", "127.evil:7443",
+        "127.1:7443", "127.0.0.256:7443", "127.0.0.1:http", "[::1]x", "::2", "127.0.0.1:7443,10.0.0.1:7443",
+        "ipv4:127.0.0.1:7443,10.0.0.1:7443", "ipv6:[::1]:1,[2001:db8::1]:2", "dns://8.8.8.8/localhost:7443",
+        "unix:/run/benchfleet.sock", "", " , "}) {
     EXPECT_FALSE(IsLoopbackTarget(target)) << target;
   }
+}
+
+TEST(GrpcChannelTest, SplitCoordinatorAddresses) {
+  EXPECT_EQ(SplitCoordinatorAddresses("a:1"), std::vector<std::string>{"a:1"});
+  EXPECT_EQ(SplitCoordinatorAddresses(" a:1, b:2 ,,"), (std::vector<std::string>{"a:1", "b:2"}));
+  // One gRPC target with several addresses: gRPC picks among them.
+  EXPECT_EQ(SplitCoordinatorAddresses("ipv4:10.0.0.1:1,10.0.0.2:1"),
+            std::vector<std::string>{"ipv4:10.0.0.1:1,10.0.0.2:1"});
+  EXPECT_TRUE(SplitCoordinatorAddresses(" ").empty());
 }
 
 TEST(GrpcChannelTest, PlaintextOnlyToLoopbackUnlessAllowed) {
@@ -61,6 +79,14 @@ TEST(GrpcChannelTest, CredentialFilesAreTrimmedAndPemKeepsItsNewline) {
   EXPECT_THAT(ReadCredentialFile(dir + "/empty", "the token").status().message(), HasSubstr("is empty"));
   EXPECT_THAT(ReadCredentialFile(dir + "/missing", "the token").status().message(),
               HasSubstr("the token: cannot read"));
+}
+
+TEST(GrpcChannelTest, ATokenGivenAsItsFileNameIsNotEchoed) {
+  const absl::Status s = ReadCredentialFile("bft_a-secret-that-must-not-be-printed", "the API token file").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "the API token file: the name given looks like a token itself (not shown); give the name of a file "
+            "that holds it");
 }
 
 }  // namespace
