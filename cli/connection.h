@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "common/grpc_channel.h"
@@ -27,6 +28,15 @@ absl::StatusOr<ChannelSecurity> ResolveClientSecurity(const std::string& ca_cert
 // that address (plaintext off loopback, a token without TLS).
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CoordinatorChannel(const std::string& address,
                                                                   const grpc::ChannelArguments& args);
+
+// Notes the command line's secrets: every argument that looks like a benchfleet token (bft_...,
+// bfe_...) and the value given to an option whose name says token, password or secret (other
+// than --token-file), as "--token X" or "--token=X". Called once by Main, before parsing.
+void NoteCommandLineSecrets(int argc, const char* const* argv);
+
+// Returns text with each noted secret replaced by "<hidden>": every error the command prints
+// goes through it, so a token typed on the command line by mistake is never echoed back.
+std::string HideSecrets(std::string_view text);
 
 }  // namespace benchfleet::cli
 

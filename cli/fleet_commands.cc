@@ -6,9 +6,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "cli/connection.h"
 #include "cli/fleet_client.h"
 #include "cli/fleet_format.h"
 #include "common/env.h"
+#include "common/yaml_text.h"
 
 namespace benchfleet::cli {
 namespace {
@@ -17,7 +19,7 @@ constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
 int Fail(const absl::Status& status) {
-  std::fprintf(stderr, "benchfleet: %s\n", std::string(status.message()).c_str());
+  std::fprintf(stderr, "benchfleet: %s\n", HideSecrets(std::string(status.message())).c_str());
   return status.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitError;
 }
 
@@ -32,6 +34,9 @@ absl::StatusOr<std::string> ReadSpec(const std::string& path) {
     return absl::Status(text.status().code(),
                         absl::StrCat("cannot read the spec ", path, ": ", text.status().message()));
   }
+  // Checked here, before anything is sent: a binary or non-UTF-8 file would otherwise only get a
+  // libprotobuf complaint (a spec travels in a string field, which must be UTF-8).
+  if (absl::Status s = CheckYamlText(*text, path); !s.ok()) return s;
   return text;
 }
 

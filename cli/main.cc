@@ -63,7 +63,7 @@ absl::Status ParseLabels(const std::vector<std::string>& labels,
 }
 
 int Fail(const absl::Status& status) {
-  std::fprintf(stderr, "benchfleet: %s\n", std::string(status.message()).c_str());
+  std::fprintf(stderr, "benchfleet: %s\n", HideSecrets(std::string(status.message())).c_str());
   return status.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitError;
 }
 
@@ -208,6 +208,7 @@ std::optional<int> RunAuthCommand(AdminClient& client, const CLI::App& agents_en
 }  // namespace
 
 int Main(int argc, char** argv) {
+  NoteCommandLineSecrets(argc, argv);
   CLI::App app{
       "benchfleet: operate a benchfleet coordinator.\n"
       "Lists the runs agents have recorded and the agents (machines) of the fleet, runs series on the\n"
@@ -327,7 +328,10 @@ int Main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // CLI11 quotes the arguments it did not expect: a token typed there must not come back.
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n", HideSecrets(e.what()).c_str());
+    return kExitUsage;
   }
 
   auto security = ResolveClientSecurity(ca_cert_flag, token_file_flag);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "common/yaml_error.h"
 #include "common/string_views.h"
+#include "common/yaml_text.h"
 
 namespace benchfleet {
 namespace {
@@ -272,6 +273,9 @@ absl::StatusOr<absl::Duration> ParseSpecDuration(const YAML::Node& node, std::st
 }
 
 absl::StatusOr<SeriesSpec> ParseSeriesSpec(std::string_view text, std::string_view source_name) {
+  // Binary or non-UTF-8 bytes would reach yaml-cpp (and the protobuf string fields a spec's values
+  // end up in) as garbage: refuse them first, at their line and column.
+  if (absl::Status s = CheckYamlText(text, source_name); !s.ok()) return s;
   // yaml-cpp reports everything by exception; none may cross this boundary.
   try {
     return Parse(YAML::Load(std::string(text)), text, source_name);

@@ -95,7 +95,10 @@ absl::StatusOr<FleetFields> ParseFleetFields(const SeriesSpec& spec) {
     if (absl::ParseTime(absl::RFC3339_full, text, &at, &parse_error)) {
       fields.deadline_at = at;
     } else {
-      absl::StatusOr<absl::Duration> in = ParseSpecDuration(node, "deadline", spec.source);
+      absl::StatusOr<absl::Duration> in = ParseSpecDuration(node, "deadline", spec.source, kMaxSpecDeadline);
+      if (absl::Duration d; !in.ok() && absl::ParseDuration(text, &d) && d > kMaxSpecDeadline) {
+        return error(node, absl::StrCat("field deadline: ", DurationAboveBound(d, kMaxSpecDeadline)));
+      }
       if (!in.ok()) return bad;
       if (*in <= absl::ZeroDuration()) return error(node, "field deadline: must be more than 0");
       fields.deadline_in = *in;

@@ -64,8 +64,9 @@ class Scheduler {
   // ---- Fleet service (operator) ----
   // Validates spec_yaml (ParseSeriesSpec + `targets`, `deadline`, `retry`), selects the agents
   // (every known machine whose latest conditions match), stores the series and its tasks
-  // (PENDING), then dispatches to those connected here. INVALID_ARGUMENT "SOURCE:LINE: ..." for a
-  // bad spec and FAILED_PRECONDITION "no agent matches targets ..." when no machine matches;
+  // (PENDING), then dispatches to those connected here. INVALID_ARGUMENT "SOURCE: the spec is N
+  // bytes, over the limit ..." for a spec over kMaxSpecBytes (common/spec/spec_limits.h),
+  // INVALID_ARGUMENT "SOURCE:LINE: ..." for a bad spec and FAILED_PRECONDITION "no agent matches targets ..." when no machine matches;
   // nothing is stored then. dry_run: only selects.
   absl::StatusOr<v1::SubmitSeriesResponse> Submit(const v1::SubmitSeriesRequest& request);
   absl::StatusOr<v1::SeriesStatus> Cancel(const std::string& series_id);
@@ -91,7 +92,10 @@ class Scheduler {
   // Renews the leases of the agent's RUNNING tasks.
   void Heartbeat(const std::string& agent_id);
   // Applies an agent's update (accepted / refused / progress / finished) to its task; an update
-  // for a task that is not the agent's is ignored (and logged).
+  // for a task that is not the agent's is ignored (and logged), and so is one of an attempt that
+  // is not the task's current one (logged, counted: StaleTaskUpdate). To a running agent's update
+  // of an old attempt it answers, once per lease, with the current assignment (RUNNING here) or
+  // a TaskCancel of that attempt (the task has ended; also for a LOST task's last attempt).
   void TaskUpdated(const std::string& agent_id, const v1::TaskUpdate& update);
   // Called with the records of a committed group: counts flags per task and, for scheduled
   // series, runs the regression check on each accepted run.

@@ -413,6 +413,37 @@ TEST_F(FleetSchedulingTest, MalformedSpecNamesTheFieldAndLineAndStoresNothing) {
   EXPECT_NE(out.find(" submitted to 1 agent:\n  any\n"), std::string::npos) << out;
 }
 
+// Issue 19, case 9: a binary or non-UTF-8 spec once got a libprotobuf ERROR and an empty message
+// (exit 1). The CLI answers FILE:LINE:COLUMN and exit 2 without sending; the coordinator answers
+// INVALID_ARGUMENT the same way to a client that sends one anyway; nothing is stored.
+TEST_F(FleetSchedulingTest, BinaryOrNonUtf8SpecIsAnsweredWithLineAndColumn) {
+  auto agent = Agent("any", {});
+  ASSERT_TRUE(agent->Connect());
+  const std::string latin1 = WriteFile("latin1.yaml", "series: caf\xE9\ntask: t\nbackend: llama-server\n");
+  std::string out;
+  EXPECT_EQ(Cli({"series", "submit", latin1}, &out), 2) << out;
+  EXPECT_EQ(out, absl::StrCat("benchfleet: ", latin1,
+                              ":1:12: not UTF-8 text (byte 0xE9); a series spec is YAML text: is this the right file?\n"));
+  const std::string binary = WriteFile("a.out", std::string("\x7F" "ELF\x02\x01\x01\x00\x00\xFF", 10));
+  EXPECT_EQ(Cli({"schedule", "add", "--cron", "0 3 * * *", binary}, &out), 2) << out;
+  EXPECT_EQ(out, absl::StrCat("benchfleet: ", binary,
+                              ":1:1: control character 0x7F is not allowed in YAML text; a series spec is YAML text: "
+                              "is this the right file?\n"));
+
+  grpc::ClientContext context;
+  v1::SubmitSeriesRequest request;
+  request.set_spec_yaml("series: s\ntask: caf\xE9\nbackend: llama-server\n");
+  request.set_source_name("test.yaml");
+  v1::SubmitSeriesResponse response;
+  const grpc::Status s = fleet_->SubmitSeries(&context, request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(),
+            "test.yaml:2:10: not UTF-8 text (byte 0xE9); a series spec is YAML text: is this the right file?");
+  ASSERT_EQ(Cli({"series", "list"}, &out), 0) << out;
+  EXPECT_NE(out.find("\n0 series\n"), std::string::npos) << out;
+  EXPECT_EQ(agent->assignments().size(), 0u);
+}
+
 TEST_F(FleetSchedulingTest, SeriesSubmittedToOneCoordinatorReachesAgentsOfTheOtherWithinASecond) {
   // The second one polls only once a minute: within a second, only its NOTIFY can wake it.
   std::unique_ptr<CoordinatorServer> other = StartCoordinator(absl::Seconds(60));

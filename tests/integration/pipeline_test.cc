@@ -2,6 +2,10 @@
 // to a coordinator that stores them in a real PostgreSQL. Each test checks the exact row count:
 // every record stored, none twice, whatever is killed on the way.
 #include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include <string>
 
@@ -143,6 +147,42 @@ TEST_F(PipelineTest, AgentKilledMidStreamAndRestartedLosesAndDuplicatesNothing) 
   EXPECT_EQ(WaitFor(*restarted, kAgentTimeout), 0) << ReadAll(work_ + "/serve2.log");
   EXPECT_EQ(Rows(db_), 10000);
   EXPECT_EQ(db_.QueryValue("SELECT count(DISTINCT agent_id) FROM runs"), "1");
+}
+
+// Issue 19, case 8: agent.yaml lists two coordinators (one PostgreSQL); the first is killed
+// mid-stream and the records keep flowing to the second within a few seconds, none lost or twice.
+TEST_F(PipelineTest, AgentWithTwoCoordinatorsFailsOverWhenTheFirstIsKilled) {
+  const std::string state = work_ + "/state";
+  FillOutbox(state, 5000);
+  ASSERT_EQ(::mkdir((work_ + "/a").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((work_ + "/b").c_str(), 0755), 0);
+  CoordinatorProcess first(db_.url(), work_ + "/a");
+  CoordinatorProcess second(db_.url(), work_ + "/b");
+  ASSERT_TRUE(first.Start()) << first.log();
+  ASSERT_TRUE(second.Start()) << second.log();
+  const std::string config = work_ + "/agent.yaml";
+  std::ofstream(config) << "coordinator:\n  - " << first.address() << "\n  - " << second.address() << "\n";
+  auto agent = StartAgent(work_, "serve", {"serve", "--config", config, "--state-dir", state, "--send-rate", "1000",
+                                           "--exit-when-drained"});
+  ASSERT_TRUE(PollUntil([&] { return RowsOrZero(db_) >= 1000; }, absl::Seconds(60))) << ReadAll(work_ + "/serve.log");
+  first.Kill(SIGKILL);
+  first.Wait();
+  const int64_t at_kill = Rows(db_);
+  const absl::Time killed = absl::Now();
+  EXPECT_LT(at_kill, 5000) << "the kill came after the stream ended; the test proves nothing";
+  ASSERT_TRUE(PollUntil([&] { return Rows(db_) >= at_kill + 100; }, absl::Seconds(5)))
+      << "no record reached the second coordinator within 5 s of the kill\n" << ReadAll(work_ + "/serve.log");
+  const absl::Duration failover = absl::Now() - killed;
+  EXPECT_LT(failover, absl::Seconds(5));
+  EXPECT_EQ(WaitFor(*agent, kAgentTimeout), 0) << ReadAll(work_ + "/serve.log");
+  EXPECT_EQ(Rows(db_), 5000);
+  const std::string log = ReadAll(work_ + "/serve.log");
+  EXPECT_NE(log.find("connected to coordinator " + first.address()), std::string::npos) << log;
+  EXPECT_NE(log.find("connected to coordinator " + second.address()), std::string::npos) << log;
+  std::printf("failover: 100 more records stored %s after the first coordinator's SIGKILL (%lld stored before)\n",
+              absl::FormatDuration(failover).c_str(), static_cast<long long>(at_kill));
+  second.Kill(SIGTERM);
+  EXPECT_EQ(second.Wait(), 0) << second.log();
 }
 
 TEST_F(PipelineTest, ImportingASeriesFolderTwiceStoresItOnceWithFileAndLine) {

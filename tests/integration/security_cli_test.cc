@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -193,6 +194,41 @@ TEST_F(SecurityCliTest, EnrollStreamReadRefuseImportRevokeAndAudit) {
   const std::string log = ReadAll(work_ + "/coordinator.log");
   EXPECT_THAT(log, Not(HasSubstr(token)));
   EXPECT_THAT(log, Not(HasSubstr("bft_the-operators-token")));
+}
+
+// Issue 19, case 9: a token typed on the command line (by mistake: it belongs in a file) once came
+// back in the error; now every form of it is refused with exit 2 and "<hidden>" in its place.
+TEST_F(SecurityCliTest, ATokenOnTheCommandLineIsNeverEchoed) {
+  const std::string secret = "bft_typed-on-the-command-line-by-mistake";
+  const std::vector<std::vector<std::string>> mistakes = {
+      {"runs", "--token", secret},
+      {"runs", "--token=" + secret},
+      {"runs", "--api-token", "hunter2-is-not-a-benchfleet-token"},
+      {"runs", secret},
+      {"--token-file", secret, "runs"},
+      {"--token-file=" + secret, "runs"},
+  };
+  for (std::vector<std::string> args : mistakes) {
+    const std::string shown = absl::StrJoin(args, " ");
+    args.insert(args.end(), {"--coordinator", address_, "--ca-cert", tls_ + "/ca.pem"});
+    EXPECT_EQ(Run("benchfleet", args), 2) << shown << "\n" << out_;
+    EXPECT_THAT(out_, Not(HasSubstr("typed-on-the-command-line"))) << shown;
+    EXPECT_THAT(out_, Not(HasSubstr("hunter2"))) << shown;
+    EXPECT_THAT(out_, Not(HasSubstr("libprotobuf"))) << shown;
+  }
+  EXPECT_EQ(Run("benchfleet", {"--token-file", secret, "runs", "--coordinator", address_, "--ca-cert", tls_ + "/ca.pem"}), 2);
+  EXPECT_EQ(out_,
+            "benchfleet: the API token file (--token-file / BENCHFLEET_TOKEN_FILE): the name given looks like a token "
+            "itself (not shown); give the name of a file that holds it\n");
+  EXPECT_EQ(Run("benchfleet", {"runs", "--token", secret, "--coordinator", address_}), 2);
+  EXPECT_THAT(out_, HasSubstr("<hidden>"));
+  // The agent reads its enrollment token file the same way.
+  EXPECT_EQ(Run("benchfleet-agent", {"enroll", "--coordinator", address_, "--ca-cert", tls_ + "/ca.pem", "--state-dir",
+                                     work_ + "/mistaken-state", "--token-file", "bfe_an-enrollment-token-by-mistake"}),
+            2)
+      << out_;
+  EXPECT_THAT(out_, Not(HasSubstr("an-enrollment-token-by-mistake")));
+  EXPECT_THAT(out_, HasSubstr("looks like a token itself (not shown)"));
 }
 
 }  // namespace

@@ -384,6 +384,14 @@ TEST(SeriesSpecTest, BrokenYamlSaysWhere) {
   EXPECT_THAT(std::string(s.message()), StartsWith("spec.yaml:3:1: not valid YAML: "));
 }
 
+TEST(SeriesSpecTest, NonUtf8OrBinarySaysLineAndColumn) {
+  EXPECT_EQ(ErrorOf("series: s\ntask: caf\xE9\n").message(),
+            "spec.yaml:2:10: not UTF-8 text (byte 0xE9); a series spec is YAML text: is this the right file?");
+  EXPECT_EQ(ErrorOf(std::string("series: s\n\x00\x01", 12)).message(),
+            "spec.yaml:2:1: control character 0x00 is not allowed in YAML text; a series spec is YAML text: is this "
+            "the right file?");
+}
+
 TEST(SeriesSpecTest, UnreadableFileKeepsItsCode) {
   const absl::Status s = LoadSeriesSpec(Env::Default(), "/nonexistent/spec.yaml").status();
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
