@@ -556,5 +556,62 @@ TEST_F(FleetSchedulingTest, AServedSeriesRunsAllResolveToStoredConditions) {
   EXPECT_EQ(agent->Wait(), 0) << ReadAll(log);
 }
 
+// Issue 19 case 6: `series cancel` showed CANCELLED while the agent waited out the task's pause
+// with its llama-server running, the next task queued behind it. Now the cancel, through this real
+// coordinator, ends the agent's task at once: its simulator is stopped and the next task runs.
+TEST_F(FleetSchedulingTest, ACancelDuringAServedTasksPauseStopsItsServerAndTheNextTaskRuns) {
+  const std::string models = work_ + "/models";
+  ::mkdir(models.c_str(), 0755);
+  const std::string model = models + "/qwen2.5-3b-instruct-q4_k_m.gguf";
+  std::ofstream(model) << "GGUF simulated model file";
+  const std::string sim = BinaryPath("llama-server-sim");
+  const std::string config = WriteFile(
+      "agent.yaml", absl::StrCat("state_dir: ", work_, "/state\nlabels:\n  class: sim-cancel\n",
+                                 "allow:\n  backends: [llama-server]\n  executables: [", sim, "]\n",
+                                 "  model_dirs: [", models, "]\n"));
+  auto agent = StartAgent(work_, "serve", {"serve", "--config", config, "--coordinator", coordinator_->address()});
+  const std::string log = work_ + "/serve.log";
+  ASSERT_TRUE(PollUntil([&] { return db_.QueryValue("SELECT count(*) FROM machines") == "1"; }, absl::Seconds(30)))
+      << ReadAll(log);
+  const std::string agent_id = db_.QueryValue("SELECT agent_id FROM machines");
+  ASSERT_TRUE(PollUntil([&] { return Connected(agent_id); }, absl::Seconds(10))) << ReadAll(log);
+  // The series to cancel: its simulator is the one named "cancel-me" (its --alias).
+  auto spec = [&](const std::string& name, const std::string& alias, const std::string& runs) {
+    return absl::StrCat("series: ", name, "\ntask: llama-qwen2.5-3b-q4km\nbackend: llama-server\nllama-server:\n"
+                        "  binary: ", sim, "\n  model: ", model, "\n"
+                        "  args: [-c, '256', --sim-load-ms, '100', -a, ", alias, "]\n"
+                        "  modes: {gpu: [-ngl, '99']}\n  prompt: Explain in one sentence what a GPU is.\n"
+                        "  n_predict: 8\n  health_timeout: 10s\n  request_timeout: 5s\n  stop_grace: 2s\n"
+                        "targets: {labels: [class=sim-cancel]}\nruns:\n", runs);
+  };
+  const v1::SubmitSeriesResponse paused =
+      Submit(spec("paused-llama", "cancel-me", "  cold: 1\n  warm: 2\n  pause_between_runs: 24h\n"));
+  ASSERT_EQ(paused.agent_ids_size(), 1);
+  ASSERT_TRUE(PollUntil([&] { return db_.QueryValue("SELECT count(*) FROM runs") == "1"; }, absl::Seconds(60)))
+      << ReadAll(log);
+  ASSERT_EQ(ProcessesNaming("cancel-me").size(), 1u) << ReadAll(log);  // waiting out the pause
+  const v1::SubmitSeriesResponse next = Submit(spec("next-llama", "next-one", "  cold: 1\n"));
+  ASSERT_EQ(next.agent_ids_size(), 1);
+
+  std::string out;
+  const absl::Time cancelled = absl::Now();
+  ASSERT_EQ(Cli({"series", "cancel", paused.series_id()}, &out), 0) << out;
+  ASSERT_TRUE(PollUntil([&] { return ProcessesNaming("cancel-me").empty(); }, absl::Seconds(10))) << ReadAll(log);
+  EXPECT_LT(absl::Now() - cancelled, absl::Seconds(5)) << ReadAll(log);
+  ASSERT_TRUE(PollUntil([&] { return ReadAll(log).find(" finished: cancelled") != std::string::npos; },
+                        absl::Seconds(10)))
+      << ReadAll(log);
+  EXPECT_NE(ReadAll(log).find(": gpu: stopped during the pause before warm 1\n"), std::string::npos) << ReadAll(log);
+  EXPECT_EQ(Get(paused.series_id()).tasks(0).state(), v1::TaskStatus::STATE_CANCELLED);
+  // The task queued behind it runs to its end.
+  ASSERT_TRUE(WaitForTask(next.series_id(), agent_id, v1::TaskStatus::STATE_SUCCEEDED, absl::Seconds(60)))
+      << Get(next.series_id()).DebugString() << ReadAll(log);
+  ASSERT_TRUE(PollUntil([&] { return db_.QueryValue("SELECT count(*) FROM runs") == "2"; }, absl::Seconds(30)))
+      << ReadAll(log);
+
+  agent->Signal(SIGTERM);
+  EXPECT_EQ(agent->Wait(), 0) << ReadAll(log);
+}
+
 }  // namespace
 }  // namespace benchfleet::testing

@@ -6,10 +6,15 @@
 
 #include <cstdio>
 #include <fstream>
-
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "benchfleet/v1/record.pb.h"
+#include "common/hashing.h"
+#include "common/proto_json.h"
 #include "gtest/gtest.h"
 #include "tests/integration/fleet.h"
 #include "tests/support/pg_server.h"
@@ -207,6 +212,75 @@ TEST_F(PipelineTest, ImportingASeriesFolderTwiceStoresItOnceWithFileAndLine) {
       << ReadAll(work_ + "/import2.log");
   EXPECT_EQ(Rows(db_), 12);
   EXPECT_EQ(Rows(db_, "provenance = '" + series + "/runs.jsonl:7'"), 1);
+}
+
+// Issue 19, cases 3 and 4, through `benchfleet-agent import` to a real coordinator: records past a
+// bound are refused one by one with their file:line and reason, a stored run_id re-sent with
+// another figure is answered as a conflict (the stored row kept), and the rest is stored.
+TEST_F(PipelineTest, ImportRefusesRecordsPastABoundAndConflictsAndStoresTheRest) {
+  CoordinatorProcess coordinator(db_.url(), work_);
+  ASSERT_TRUE(coordinator.Start()) << coordinator.log();
+  const std::string series = work_ + "/series";
+  auto gen = StartAgent(work_, "gen", {"simulate", "--runs", "4", "--out", series, "--state-dir", work_ + "/state"});
+  ASSERT_EQ(WaitFor(*gen, kAgentTimeout), 0) << ReadAll(work_ + "/gen.log");
+  auto first = StartAgent(work_, "import1", {"import", series, "--coordinator", coordinator.address(),
+                                             "--state-dir", work_ + "/state-import"});
+  ASSERT_EQ(WaitFor(*first, kAgentTimeout), 0) << ReadAll(work_ + "/import1.log");
+  ASSERT_EQ(Rows(db_), 4);
+
+  std::vector<v1::RunRecord> stored;
+  for (absl::string_view line : absl::StrSplit(ReadAll(series + "/runs.jsonl"), '\n', absl::SkipEmpty())) {
+    v1::RunRecord r;
+    ASSERT_TRUE(JsonToMessage(std::string(line), &r).ok()) << line;
+    stored.push_back(r);
+  }
+  ASSERT_EQ(stored.size(), 4u);
+  ASSERT_GT(stored[0].metrics_size(), 0);
+  v1::RunRecord changed = stored[0];  // line 1: a conflict
+  changed.mutable_metrics(0)->set_value(changed.metrics(0).value() + 1000);
+  v1::RunRecord huge = stored[2];  // line 3
+  huge.set_run_id(NewUuid());
+  huge.set_call_index(4294967295u);
+  v1::RunRecord nan = stored[3];  // line 4
+  nan.set_run_id(NewUuid());
+  nan.mutable_metrics(0)->set_value(std::numeric_limits<double>::quiet_NaN());
+  v1::RunRecord fresh = stored[3];  // line 5
+  fresh.set_run_id(NewUuid());
+  const std::string edited = work_ + "/edited.jsonl";
+  {
+    std::string text;
+    for (const v1::RunRecord& r : {changed, stored[1], huge, nan, fresh}) {
+      absl::StatusOr<std::string> json = MessageToJson(r);
+      ASSERT_TRUE(json.ok()) << json.status();
+      text += *json + "\n";
+    }
+    std::ofstream(edited) << text;
+  }
+  auto second = StartAgent(work_, "import2", {"import", edited, "--coordinator", coordinator.address(),
+                                              "--state-dir", work_ + "/state-import"});
+  EXPECT_EQ(WaitFor(*second, kAgentTimeout), 1) << ReadAll(work_ + "/import2.log");
+  const std::string log = ReadAll(work_ + "/import2.log");
+  EXPECT_NE(log.find("imported 5 records: 1 stored, 1 already stored, 3 rejected\n"), std::string::npos) << log;
+  const std::string id = changed.run_id();
+  EXPECT_NE(log.find("  rejected " + edited + ":1 (run " + id + "): conflict: run_id " + id +
+                     " already stored with different content\n"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("  rejected " + edited + ":3 (run " + huge.run_id() +
+                     "): call_index 4294967295 is over the maximum of 100000\n"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("  rejected " + edited + ":4 (run " + nan.run_id() + "): metric \"" + nan.metrics(0).name() +
+                     "\" is nan, not a finite number\n"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(Rows(db_), 5);
+  EXPECT_EQ(Rows(db_, "run_id = '" + fresh.run_id() + "'"), 1);
+  EXPECT_NE(coordinator.log().find("conflict: run_id " + id + " already stored with different content (not stored)"),
+            std::string::npos)
+      << coordinator.log();
+  coordinator.Kill(SIGTERM);
+  EXPECT_EQ(coordinator.Wait(), 0) << coordinator.log();
 }
 
 }  // namespace

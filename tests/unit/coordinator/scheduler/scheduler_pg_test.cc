@@ -573,6 +573,8 @@ TEST_F(SchedulerPgTest, AMalformedSpecIsRejectedNamingFieldAndLineAndNothingIsSt
       {Spec("targets: all\ndeadline: soon\n"),
        "s.yaml:8: field deadline: must be a duration after submission (2h, 90m) or an RFC 3339 time "
        "(2026-01-02T03:00:00Z), got 'soon'"},
+      // Issue 19 case 6: a spec's durations have upper bounds; the fleet deadline's is 30 days.
+      {Spec("targets: all\ndeadline: 100000000h\n"), "s.yaml:8: field deadline: must be at most 720h, got 100000000h"},
       {Spec(""), "s.yaml:1: field targets: missing: say which agents run the series (`all`, or a map with "
                  "agents and/or labels)"},
   };
