@@ -1,9 +1,5 @@
 #include "tests/integration/fleet.h"
 
-#include <dirent.h>
-
-#include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -55,21 +51,6 @@ int SimulateSeries(const std::string& work_dir, const std::string& cls, int runs
                      work_dir + "/series-" + cls, "--state-dir", work_dir + "/state-" + cls, "--coordinator",
                      coordinator})
       ->Wait();
-}
-
-std::vector<pid_t> ProcessesNaming(const std::string& needle) {
-  std::vector<pid_t> pids;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return pids;
-  while (const dirent* entry = ::readdir(proc)) {
-    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
-    if (pid <= 0) continue;
-    std::string cmdline = ReadAll("/proc/" + std::to_string(pid) + "/cmdline");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find(needle) != std::string::npos) pids.push_back(pid);  // a zombie's is empty
-  }
-  ::closedir(proc);
-  return pids;
 }
 
 std::string ReadAll(const std::string& path) {

@@ -49,10 +49,6 @@ int SimulateSeries(const std::string& work_dir, const std::string& cls, int runs
 // Returns the content of a file, or "" when it cannot be read.
 std::string ReadAll(const std::string& path);
 
-// Returns the pids of the running processes whose command line holds `needle` (e.g. a test's own
-// model path: the simulators its agent started, and no other test's). Zombies are not listed.
-std::vector<pid_t> ProcessesNaming(const std::string& needle);
-
 // Polls the condition every 50 ms until it holds or the timeout passes; returns the last value.
 template <typename F>
 bool PollUntil(F condition, absl::Duration timeout) {

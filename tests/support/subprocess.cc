@@ -9,7 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace benchfleet::testing {
@@ -88,6 +93,24 @@ std::string MakeTempDir(const std::string& prefix) {
   std::string tmpl = std::string(tmp == nullptr ? "/tmp" : tmp) + "/" + prefix + "XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   return tmpl;
+}
+
+std::vector<pid_t> ProcessesNaming(const std::string& needle) {
+  std::vector<pid_t> pids;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return pids;
+  while (const dirent* entry = ::readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (pid <= 0) continue;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+    std::stringstream content;
+    content << in.rdbuf();
+    std::string cmdline = content.str();
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(needle) != std::string::npos) pids.push_back(pid);
+  }
+  ::closedir(proc);
+  return pids;
 }
 
 }  // namespace benchfleet::testing

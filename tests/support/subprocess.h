@@ -44,6 +44,11 @@ int FreePort();
 // Returns a new empty directory under $TMPDIR (removed by scripts/test with the whole run).
 std::string MakeTempDir(const std::string& prefix);
 
+// Returns the pids of the running processes whose command line holds `needle` (e.g. a test's own
+// model path: the simulators its agent started, and no other test's). Zombies are not listed: a
+// zombie's command line is empty.
+std::vector<pid_t> ProcessesNaming(const std::string& needle);
+
 }  // namespace benchfleet::testing
 
 #endif  // BENCHFLEET_TESTS_SUPPORT_SUBPROCESS_H_

@@ -1,7 +1,6 @@
 // `benchfleet-agent run`, the built program run as a child process: exit code 2 and nothing run
 // for a bad spec, flag or configuration; a series whose every mode fails to start still writes
 // (and streams) one FAILED record per mode and exits 1.
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,18 +9,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/series_folder.h"
+#include "tests/support/subprocess.h"
 #include "tests/unit/agent/fake_gateway.h"
 #include "tests/unit/agent/temp_dir.h"
 
 namespace benchfleet::agent {
 namespace {
+
+using ::benchfleet::testing::ProcessesNaming;
 
 using ::testing::ContainsRegex;
 using ::testing::ElementsAre;
@@ -278,24 +278,6 @@ TEST_F(RunCommandSimulatorTest, AModeWhoseServerExitsWhileLoadingFailsAndTheOthe
   ASSERT_EQ(records->size(), 11u);
   EXPECT_EQ(records->back().record.mode(), "broken");
   EXPECT_NE(records->back().record.status().log_tail(), "");
-}
-
-// The pids of the processes whose command line names `needle` (the test's own model file: the
-// simulators this test's agent started, and no other test's).
-std::vector<pid_t> ProcessesNaming(const std::string& needle) {
-  std::vector<pid_t> pids;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return pids;
-  while (const dirent* entry = ::readdir(proc)) {
-    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
-    if (pid <= 0) continue;
-    std::string cmdline = ReadAll(absl::StrCat("/proc/", pid, "/cmdline"));
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    // A zombie has an empty command line: it is not running.
-    if (cmdline.find(needle) != std::string::npos) pids.push_back(pid);
-  }
-  ::closedir(proc);
-  return pids;
 }
 
 // Issue 19 case 6: SIGTERM during "pause_between_runs: 24h" (the most a spec allows) stops `run`
