@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -94,6 +95,72 @@ std::string VerdictValue(const v1::RegressionVerdict& v, double value) {
                                                                  : absl::StrCat(Figure(value), " ", v.unit());
 }
 
+// "REGRESSION", "IMPROVEMENT", "no change", "not significant", "baseline too small", "sample too
+// small": the verdict's kind as `series show` writes it.
+std::string KindWords(v1::RegressionVerdict::Kind kind) {
+  switch (kind) {
+    case v1::RegressionVerdict::KIND_REGRESSION: return "REGRESSION";
+    case v1::RegressionVerdict::KIND_IMPROVEMENT: return "IMPROVEMENT";
+    case v1::RegressionVerdict::KIND_NO_CHANGE: return "no change";
+    case v1::RegressionVerdict::KIND_NOT_SIGNIFICANT: return "not significant";
+    case v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL: return "baseline too small";
+    case v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL: return "sample too small";
+    default: return "unspecified";
+  }
+}
+
+// The baseline's runs by short id: "1234abcd 2234abcd" (the first 5, then "+N more").
+std::string ShortRunIds(const google::protobuf::RepeatedPtrField<std::string>& ids) {
+  std::vector<std::string> shown;
+  for (int i = 0; i < ids.size() && i < 5; ++i) shown.push_back(ids[i].substr(0, 8));
+  std::string out = absl::StrJoin(shown, " ");
+  if (ids.size() > 5) absl::StrAppend(&out, " +", ids.size() - 5, " more");
+  return out;
+}
+
+// A verdict of a test: "gpu warm ctx=4096: REGRESSION: generation tokens/s median 45.2 of 4 warm
+// calls of this series vs 52.1 of 5 earlier runs (51 to 53.3; baseline 1234abcd ...): -13.2%,
+// Mann-Whitney U, two-sided, exact: p = 0.0159 < 0.05, threshold 10%".
+std::string FormatTestVerdict(const v1::RegressionVerdict& v) {
+  std::map<std::string, std::string> matrix(v.matrix().begin(), v.matrix().end());
+  std::vector<std::string> point = {v.mode().empty() ? "-" : v.mode(), PhaseName(v.phase())};
+  std::vector<std::string> cells;
+  for (const auto& [key, value] : matrix) cells.push_back(absl::StrCat(key, "=", value));
+  if (!cells.empty()) point.push_back(absl::StrJoin(cells, ","));
+  const int n = v.sample_run_ids_size();
+  std::string runs;
+  switch (v.phase()) {
+    case v1::PHASE_WARM: runs = n == 1 ? "warm call" : "warm calls"; break;
+    case v1::PHASE_COLD: runs = n == 1 ? "cold run" : "cold runs"; break;
+    case v1::PHASE_VALIDATION: runs = n == 1 ? "validation run" : "validation runs"; break;
+    default: runs = n == 1 ? "run" : "runs"; break;
+  }
+  const int b = v.baseline_run_ids_size();
+  const std::string compared = absl::StrCat(n, " ", runs, " of this series vs ");
+  const std::string baseline_runs = absl::StrCat(b, b == 1 ? " earlier run" : " earlier runs");
+  const std::string figure = v.label().empty() ? v.metric() : v.label();
+  std::string out = absl::StrCat(absl::StrJoin(point, " "), ": ", KindWords(v.kind()), ": ", figure);
+  if (v.kind() == v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL) {
+    const std::string ids = b > 0 ? absl::StrCat(" (", ShortRunIds(v.baseline_run_ids()), ")") : "";
+    absl::StrAppend(&out, " ", compared, baseline_runs, ids, ": needs ", v.baseline_runs_needed(), " earlier runs");
+  } else {
+    absl::StrAppend(&out, " median ", VerdictValue(v, v.sample_median()), " of ", compared,
+                    VerdictValue(v, v.baseline_median()), " of ", baseline_runs, " (", Figure(v.baseline_min()),
+                    " to ", Figure(v.baseline_max()), "; baseline ", ShortRunIds(v.baseline_run_ids()), "): ",
+                    Percent(v.sample_change()), ", ");
+    char p[32];
+    std::snprintf(p, sizeof(p), "%.3g", v.p_value());
+    absl::StrAppend(&out, v.test(), ": p = ", p, v.p_value() < v.level() ? " < " : " >= ", Figure(v.level()));
+    if (v.kind() == v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL) {
+      absl::StrAppend(&out, ", too few runs to ever get below it (needs ", v.sample_runs_needed(), ")");
+    } else {
+      absl::StrAppend(&out, ", threshold ", Figure(v.threshold() * 100), "%");
+    }
+  }
+  if (!v.conditions_change().empty()) absl::StrAppend(&out, "; conditions changed: ", v.conditions_change());
+  return out;
+}
+
 bool Ended(v1::TaskStatus::State state) {
   return state != v1::TaskStatus::STATE_PENDING && state != v1::TaskStatus::STATE_RUNNING &&
          state != v1::TaskStatus::STATE_UNSPECIFIED;
@@ -141,6 +208,8 @@ std::string FormatSeriesList(const std::vector<v1::SeriesStatus>& series) {
 }
 
 std::string FormatVerdict(const v1::RegressionVerdict& v) {
+  if (v.kind() != v1::RegressionVerdict::KIND_UNSPECIFIED) return FormatTestVerdict(v);
+  // A verdict stored before kinds: the run against the baseline's median and range.
   std::string out =
       absl::StrCat("run ", v.run_id().substr(0, 8), ": ", v.label().empty() ? v.metric() : v.label(), " ",
                    VerdictValue(v, v.value()), " vs baseline median ", VerdictValue(v, v.baseline_median()),
@@ -165,23 +234,32 @@ std::string FormatSeries(const v1::SeriesStatus& status) {
 
   std::vector<std::vector<std::string>> rows = {
       {"AGENT", "STATE", "ATTEMPT", "RUNS", "FAILED", "FLAGS", "MESSAGE"}};
-  int regressions = 0, verdicts = 0;
+  int verdicts = 0;
+  std::map<v1::RegressionVerdict::Kind, int> kinds;
   for (const v1::TaskStatus& t : status.tasks()) {
     rows.push_back({AgentOf(t), TaskStateName(t.state()), absl::StrCat(t.attempt()), Runs(t),
                     absl::StrCat(t.runs_failed()), Flags(t), t.message()});
     for (const v1::RegressionVerdict& v : t.regressions()) {
       ++verdicts;
-      if (v.regression()) ++regressions;
+      // A verdict stored before kinds counts as a regression or not.
+      ++kinds[v.regression() ? v1::RegressionVerdict::KIND_REGRESSION : v.kind()];
     }
   }
   absl::StrAppend(&out, AlignColumns(rows));
   if (verdicts > 0) {
+    const int regressions = kinds[v1::RegressionVerdict::KIND_REGRESSION];
     absl::StrAppend(&out, "\nregression check: ", verdicts, verdicts == 1 ? " run" : " runs",
-                    " against their baseline, ", regressions,
-                    regressions == 1 ? " regression\n" : " regressions\n");
+                    " against their baseline, ", regressions, regressions == 1 ? " regression" : " regressions");
+    for (const auto& [kind, count] : kinds) {
+      if (kind == v1::RegressionVerdict::KIND_REGRESSION || kind == v1::RegressionVerdict::KIND_UNSPECIFIED) continue;
+      absl::StrAppend(&out, ", ", count, " ", KindWords(kind));
+    }
+    absl::StrAppend(&out, "\n");
     for (const v1::TaskStatus& t : status.tasks()) {
       for (const v1::RegressionVerdict& v : t.regressions()) {
-        if (v.regression()) absl::StrAppend(&out, "  ", AgentOf(t), " ", FormatVerdict(v), "\n");
+        // Of the verdicts stored before kinds (one per run), the regressions only.
+        if (v.kind() == v1::RegressionVerdict::KIND_UNSPECIFIED && !v.regression()) continue;
+        absl::StrAppend(&out, "  ", AgentOf(t), " ", FormatVerdict(v), "\n");
       }
     }
   }

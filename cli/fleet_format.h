@@ -24,15 +24,20 @@ std::string FormatSubmitted(const v1::SubmitSeriesResponse& response, bool dry_r
 std::string FormatSeriesList(const std::vector<v1::SeriesStatus>& series);
 
 // `series show` (and `series cancel`): the series, one row per agent (state, runs done/total,
-// failures, flags, message), then each regression with its baseline and any conditions change.
-// Agents are named by hostname and class with a short id beside them ("a100-01 (a100,
-// 3f2a9c1e)", FormatAgentName), as the coordinator fills TaskStatus.hostname and agent_class.
+// failures, flags, message), then the regression check: how many verdicts of each kind, and each
+// verdict (the newest of each task's point; of verdicts stored before kinds, the regressions) with
+// its test, p-value, level and baseline. Agents are named by hostname and class with a short id
+// beside them ("a100-01 (a100, 3f2a9c1e)", FormatAgentName), as the coordinator fills
+// TaskStatus.hostname and agent_class.
 std::string FormatSeries(const v1::SeriesStatus& status);
 
-// One regression verdict on one line: "run 1234abcd: generation tokens/s 45.2 vs baseline median
-// 52.1 (51 to 53.3, 5 runs): -13.2% REGRESSION; conditions changed: driver 550 -> 560" (the
-// figure's label and, when the label does not say it, its unit; the metric's name from a
-// coordinator that sends no label).
+// One regression verdict on one line: "gpu warm ctx=4096: REGRESSION: generation tokens/s median
+// 45.2 of 4 warm calls of this series vs 52.1 of 5 earlier runs (51 to 53.3; baseline 1234abcd
+// 2234abcd 3234abcd 4234abcd 5234abcd): -13.2%, Mann-Whitney U, two-sided, exact: p = 0.0159 <
+// 0.05, threshold 10%" (then "; conditions changed: driver 550 -> 560" when they did). A verdict
+// stored before kinds: "run 1234abcd: generation tokens/s 45.2 vs baseline median 52.1 (51 to
+// 53.3, 5 runs): -13.2% REGRESSION". The figure's label and, when the label does not say it, its
+// unit; the metric's name from a coordinator that sends no label.
 std::string FormatVerdict(const v1::RegressionVerdict& verdict);
 
 // One agent's progress line of `series watch`: the agent's name, bar (tty) or not, runs

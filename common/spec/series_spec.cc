@@ -21,7 +21,7 @@ constexpr const char* kRunsKeys[] = {"validation", "cold", "warm", "repetitions"
                                      "throughput_drop_threshold"};
 // The top-level keys besides the backend's own section (its key is the backend's name).
 constexpr const char* kFixedTopKeys[] = {"series", "task", "backend", "runs", "matrix",
-                                         "targets", "deadline", "retry"};
+                                         "targets", "deadline", "retry", "regression"};
 // Sanity bounds: a typo such as "warm: 40000000" fails here instead of running for a month.
 constexpr int64_t kMaxRunsPerPhase = 1'000'000;
 constexpr int64_t kMaxRepetitions = 100'000;
@@ -242,7 +242,7 @@ absl::StatusOr<SeriesSpec> Parse(const YAML::Node& root, std::string_view text, 
   // Reserved: kept as given. A missing key stays a null node (yaml-cpp's undefined nodes throw
   // when used, so they are never stored).
   for (auto [key, out] : {std::pair{"targets", &spec.targets}, std::pair{"deadline", &spec.deadline},
-                          std::pair{"retry", &spec.retry}}) {
+                          std::pair{"retry", &spec.retry}, std::pair{"regression", &spec.regression}}) {
     if (const YAML::Node node = root[key]) *out = node;
   }
   return spec;

@@ -90,6 +90,7 @@ struct SeriesSpec {
   YAML::Node targets;
   YAML::Node deadline;
   YAML::Node retry;
+  YAML::Node regression;  // the coordinator's regression check: baseline_runs, threshold
 };
 
 // Parses a spec. source_name names it in messages ("SOURCE:LINE: ..."). INVALID_ARGUMENT naming

@@ -5,6 +5,7 @@
 #ifndef BENCHFLEET_COORDINATOR_METRICS_COORDINATOR_METRICS_H_
 #define BENCHFLEET_COORDINATOR_METRICS_COORDINATOR_METRICS_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -18,6 +19,10 @@ class RunRecord;
 }  // namespace benchfleet::v1
 
 namespace benchfleet::coordinator {
+
+// The values of regression_checks_total's `verdict` label: RegressionVerdict.Kind, lower case.
+inline constexpr std::array<std::string_view, 6> kRegressionVerdicts = {
+    "regression", "improvement", "no_change", "not_significant", "baseline_too_small", "sample_too_small"};
 
 // What the shared database says about the whole fleet; every replica reads the same, so
 // dashboards aggregate these with max, never sum.
@@ -63,8 +68,9 @@ class CoordinatorMetrics {
   // A run this coordinator stored (never a duplicate): its figures and flags.
   virtual void RunStored(const v1::RunRecord& record) = 0;
 
-  // A run of a scheduled series checked against its baseline; `regression` when flagged.
-  virtual void RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) = 0;
+  // A run of a series checked against its baseline; `verdict` is one of kRegressionVerdicts (the
+  // verdict's kind, lower case; any other is not counted).
+  virtual void RegressionChecked(std::string_view agent_id, std::string_view task, std::string_view verdict) = 0;
 
   // A task of a series given to `agent_id`: its flag counters exist at 0 from now on.
   virtual void TaskKnown(std::string_view agent_id, std::string_view task) = 0;
@@ -94,7 +100,7 @@ class NullMetrics : public CoordinatorMetrics {
   void GroupCommitted(uint64_t, absl::Duration) override {}
   void DatabaseError(std::string_view) override {}
   void RunStored(const v1::RunRecord&) override {}
-  void RegressionChecked(std::string_view, std::string_view, bool) override {}
+  void RegressionChecked(std::string_view, std::string_view, std::string_view) override {}
   void TaskKnown(std::string_view, std::string_view) override {}
   void StaleTaskUpdate() override {}
   void FleetObserved(const FleetSnapshot&) override {}

@@ -1,5 +1,7 @@
 #include "coordinator/metrics/prometheus_metrics.h"
 
+#include <algorithm>
+
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/family.h>
@@ -161,8 +163,9 @@ PrometheusMetrics::PrometheusMetrics() : registry_(std::make_shared<prometheus::
                         .Register(r);
   regression_checks_ = &prometheus::BuildCounter()
                             .Name("benchfleet_coordinator_regression_checks_total")
-                            .Help("Runs of scheduled series checked against their baseline, by agent, task and "
-                                  "verdict (regression or ok)")
+                            .Help("Runs of series checked against their baseline, by agent, task and verdict "
+                                  "(regression, improvement, no_change, not_significant, baseline_too_small, "
+                                  "sample_too_small)")
                             .Register(r);
 
   // ---- Bench results ----
@@ -419,16 +422,18 @@ void PrometheusMetrics::RunStored(const v1::RunRecord& record) {
   series.last_start->Set(absl::ToDoubleSeconds(start - absl::UnixEpoch()));
 }
 
-void PrometheusMetrics::RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) {
+void PrometheusMetrics::RegressionChecked(std::string_view agent_id, std::string_view task, std::string_view verdict) {
+  if (std::find(kRegressionVerdicts.begin(), kRegressionVerdicts.end(), verdict) == kRegressionVerdicts.end()) return;
   std::lock_guard<std::mutex> lock(mu_);
   const auto [agent, task_name] = BoundedPairLocked(std::string(agent_id), std::string(task));
-  // Both verdicts exist from the first check of an (agent, task), so increase() alerts see the
+  // Every verdict exists from the first check of an (agent, task), so increase() alerts see the
   // first regression.
-  auto& ok = regression_checks_->Add({{"agent", agent}, {"task", task_name}, {"verdict", "ok"}});
-  auto& bad = regression_checks_->Add({{"agent", agent}, {"task", task_name}, {"verdict", "regression"}});
-  (regression ? bad : ok).Increment();
+  for (std::string_view v : kRegressionVerdicts) {
+    auto& counter = regression_checks_->Add({{"agent", agent}, {"task", task_name}, {"verdict", std::string(v)}});
+    if (v == verdict) counter.Increment();
+  }
   FlagCounters& flags = FlagsOfLocked(agent, task_name);
-  if (regression) flags[kRegressionFlag]->Increment();
+  if (verdict == "regression") flags[kRegressionFlag]->Increment();
 }
 
 void PrometheusMetrics::TaskKnown(std::string_view agent_id, std::string_view task) {

@@ -58,11 +58,11 @@ inline constexpr size_t kMaxAgentTaskPairs = 1024;
 inline constexpr size_t kMaxRunLabelSets = 1024;
 
 // The worst-case number of samples /metrics can show, from the caps (metrics/README.md,
-// "Worst-case series count"): 146 per bench-result label set (7 memory kinds), 4 flags and 2 verdicts per (agent,
-// task) pair, 418 for fleet health (gRPC: 21 methods x 17 codes); not counting
+// "Worst-case series count"): 146 per bench-result label set (7 memory kinds), 4 flags and 6
+// verdicts (kRegressionVerdicts) per (agent, task) pair, 418 for fleet health (gRPC: 21 methods x 17 codes); not counting
 // benchfleet_coordinator_agent_connected (one per agent that said Hello within 24 hours: the
 // fleet's size).
-inline constexpr size_t kWorstCaseSeries = (kMaxRunLabelSets + 6) * 146 + (kMaxAgentTaskPairs + 1) * (4 + 2) + 418;
+inline constexpr size_t kWorstCaseSeries = (kMaxRunLabelSets + 6) * 146 + (kMaxAgentTaskPairs + 1) * (4 + 6) + 418;
 
 class PrometheusMetrics : public CoordinatorMetrics {
  public:
@@ -81,7 +81,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
   void GroupCommitted(uint64_t runs, absl::Duration latency) override;
   void DatabaseError(std::string_view operation) override;
   void RunStored(const v1::RunRecord& record) override;
-  void RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) override;
+  void RegressionChecked(std::string_view agent_id, std::string_view task, std::string_view verdict) override;
   void TaskKnown(std::string_view agent_id, std::string_view task) override;
   void StaleTaskUpdate() override;
   void FleetObserved(const FleetSnapshot& snapshot) override;

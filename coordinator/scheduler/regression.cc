@@ -7,6 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/figures.h"
+#include "common/record_validation.h"
+#include "common/stats/mann_whitney.h"
 
 namespace benchfleet::coordinator {
 namespace {
@@ -89,15 +91,27 @@ std::string DescribeConditionsChange(const v1::MachineConditions& before, const 
 }
 
 std::optional<v1::RegressionVerdict> CheckRegression(
-    const v1::RunRecord& run, const std::vector<BaselineRun>& baseline, double threshold,
-    const std::map<std::string, v1::MachineConditions>& conditions) {
+    const v1::RunRecord& run, const std::vector<BaselineRun>& sample, const std::vector<BaselineRun>& baseline,
+    const RegressionPolicy& policy, const std::map<std::string, v1::MachineConditions>& conditions) {
   const std::optional<KeyFigure> key = KeyFigureOf(run);
   if (!key.has_value()) return std::nullopt;
   const std::string& metric = key->metric;
-  const double value = key->value;
   const bool higher_is_better = key->better == v1::BETTER_HIGHER;
 
   v1::RegressionVerdict verdict;
+  verdict.set_run_id(run.run_id());
+  verdict.set_metric(metric);
+  verdict.set_label(key->label);
+  verdict.set_unit(key->unit);
+  verdict.set_better(key->better);
+  verdict.set_value(key->value);
+  verdict.set_mode(run.mode());
+  verdict.set_phase(run.phase());
+  verdict.mutable_matrix()->insert(run.matrix().begin(), run.matrix().end());
+  verdict.set_level(policy.level);
+  verdict.set_threshold(policy.threshold);
+  verdict.set_baseline_runs_needed(kMinBaselineRuns);
+
   std::vector<double> values;
   const BaselineRun* latest = nullptr;
   for (const BaselineRun& b : baseline) {
@@ -107,24 +121,59 @@ std::optional<v1::RegressionVerdict> CheckRegression(
     values.push_back(*v);
     verdict.add_baseline_run_ids(b.run_id);
   }
-  if (values.empty()) return std::nullopt;
+  // The sample, oldest first, ending with the run (its own figure from its record).
+  std::vector<double> sampled;
+  std::vector<std::string> sample_ids;
+  for (auto it = sample.rbegin(); it != sample.rend(); ++it) {
+    if (it->run_id == run.run_id()) continue;
+    const std::optional<double> v = BaselineMetric(*it, metric);
+    if (!v.has_value() || !std::isfinite(*v)) continue;
+    sampled.push_back(*v);
+    sample_ids.push_back(it->run_id);
+  }
+  sampled.push_back(key->value);
+  sample_ids.push_back(run.run_id());
+  for (const std::string& id : sample_ids) verdict.add_sample_run_ids(id);
+  const double sample_median = Median(sampled);
+  verdict.set_sample_median(sample_median);
+
+  const int n1 = static_cast<int>(sampled.size());
+  const int n2 = static_cast<int>(values.size());
+  for (int n = 1; n <= 100; ++n) {
+    if (stats::SmallestPValue(n, n2) < policy.level) {
+      verdict.set_sample_runs_needed(n);
+      break;
+    }
+  }
+  if (n2 < kMinBaselineRuns) {
+    verdict.set_kind(v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL);
+    return verdict;  // no baseline to speak of, nor a conditions change to name
+  }
   const double median = Median(values);
-  const double min = *std::min_element(values.begin(), values.end());
-  const double max = *std::max_element(values.begin(), values.end());
-  verdict.set_run_id(run.run_id());
-  verdict.set_metric(metric);
-  verdict.set_label(key->label);
-  verdict.set_unit(key->unit);
-  verdict.set_better(key->better);
-  verdict.set_value(value);
   verdict.set_baseline_median(median);
-  verdict.set_baseline_min(min);
-  verdict.set_baseline_max(max);
-  const double change = median != 0 ? (value - median) / median : 0;
-  verdict.set_change(change);
-  const bool worse_by_threshold = higher_is_better ? change < -threshold : change > threshold;
-  const bool outside = higher_is_better ? value < min : value > max;
-  verdict.set_regression(median != 0 && worse_by_threshold && outside);
+  verdict.set_baseline_min(*std::min_element(values.begin(), values.end()));
+  verdict.set_baseline_max(*std::max_element(values.begin(), values.end()));
+  verdict.set_change(median != 0 ? (key->value - median) / median : 0);
+  const double change = median != 0 ? (sample_median - median) / median : 0;
+  verdict.set_sample_change(change);
+
+  const std::optional<stats::MannWhitneyResult> test = stats::MannWhitneyU(sampled, values);
+  verdict.set_test(absl::StrCat("Mann-Whitney U, two-sided, ", test->exact ? "exact" : "normal approximation"));
+  verdict.set_p_value(test->p_value);
+  const bool worse = higher_is_better ? change < -policy.threshold : change > policy.threshold;
+  const bool better = higher_is_better ? change > policy.threshold : change < -policy.threshold;
+  // Distinct values this few could never reach the level; tied ones sometimes can (a tie can
+  // leave the mirror image of the most extreme split out of reach), so the p-value decides first.
+  if (test->p_value >= policy.level && stats::SmallestPValue(n1, n2) >= policy.level) {
+    verdict.set_kind(v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL);
+  } else if (!worse && !better) {
+    verdict.set_kind(v1::RegressionVerdict::KIND_NO_CHANGE);
+  } else if (test->p_value >= policy.level) {
+    verdict.set_kind(v1::RegressionVerdict::KIND_NOT_SIGNIFICANT);
+  } else {
+    verdict.set_kind(worse ? v1::RegressionVerdict::KIND_REGRESSION : v1::RegressionVerdict::KIND_IMPROVEMENT);
+  }
+  verdict.set_regression(verdict.kind() == v1::RegressionVerdict::KIND_REGRESSION);
 
   if (latest->conditions_fingerprint != run.conditions_fingerprint()) {
     const auto before = conditions.find(latest->conditions_fingerprint);
@@ -142,14 +191,53 @@ std::optional<v1::RegressionVerdict> CheckRegression(
   return verdict;
 }
 
+std::string KindName(v1::RegressionVerdict::Kind kind) {
+  const std::string name = v1::RegressionVerdict::Kind_Name(kind);
+  return name.size() > 5 ? name.substr(5) : name;  // without "KIND_"
+}
+
+std::string ComparedText(const v1::RegressionVerdict& v) {
+  const int n = v.sample_run_ids_size();
+  std::string runs;
+  switch (v.phase()) {
+    case v1::PHASE_WARM: runs = n == 1 ? "warm call" : "warm calls"; break;
+    case v1::PHASE_COLD: runs = n == 1 ? "cold run" : "cold runs"; break;
+    case v1::PHASE_VALIDATION: runs = n == 1 ? "validation run" : "validation runs"; break;
+    default: runs = n == 1 ? "run" : "runs"; break;
+  }
+  const int b = v.baseline_run_ids_size();
+  return absl::StrCat(n, " ", runs, " of this series vs ", b, b == 1 ? " earlier run" : " earlier runs");
+}
+
 std::string RegressionReason(const v1::RegressionVerdict& v) {
   // A verdict stored before `label` and `unit` names its metric, unit-less.
   const std::string& figure = v.label().empty() ? v.metric() : v.label();
   const std::string unit = v.unit().empty() ? "" : absl::StrCat(" ", v.unit());
-  std::string reason = absl::StrFormat(
-      "%s %.4g%s is %.1f%% worse than the median %.4g of %d runs (min %.4g, max %.4g)", figure, v.value(), unit,
-      std::fabs(v.change()) * 100, v.baseline_median(), v.baseline_run_ids_size(), v.baseline_min(),
-      v.baseline_max());
+  std::string reason;
+  if (v.kind() == v1::RegressionVerdict::KIND_UNSPECIFIED) {
+    reason = absl::StrFormat("%s %.4g%s is %.1f%% worse than the median %.4g of %d runs (min %.4g, max %.4g)",
+                             figure, v.value(), unit, std::fabs(v.change()) * 100, v.baseline_median(),
+                             v.baseline_run_ids_size(), v.baseline_min(), v.baseline_max());
+  } else if (v.kind() == v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL) {
+    reason = absl::StrFormat("BASELINE_TOO_SMALL: %s, %s (needs %d)", figure, ComparedText(v),
+                             v.baseline_runs_needed());
+  } else {
+    // The test first: the guide shows the first 160 characters of a flag's reason.
+    const bool higher_is_better = v.better() != v1::BETTER_LOWER;
+    const bool worse = higher_is_better ? v.sample_change() < 0 : v.sample_change() > 0;
+    reason = absl::StrFormat("%s: p = %.3g %s %.2g (%s), %s", KindName(v.kind()), v.p_value(),
+                             v.p_value() < v.level() ? "<" : ">=", v.level(), v.test(), ComparedText(v));
+    if (v.kind() == v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL) {
+      absl::StrAppend(&reason, absl::StrFormat(", too few to ever get below it (needs %d)", v.sample_runs_needed()));
+    }
+    absl::StrAppend(&reason, absl::StrFormat(": %s median %.4g vs %.4g%s (%.1f%% %s", figure, v.sample_median(),
+                                             v.baseline_median(), unit, std::fabs(v.sample_change()) * 100,
+                                             worse ? "worse" : "better"));
+    if (v.kind() != v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL) {
+      absl::StrAppend(&reason, absl::StrFormat(", threshold %.3g%%", v.threshold() * 100));
+    }
+    absl::StrAppend(&reason, ")");
+  }
   if (!v.conditions_change().empty()) absl::StrAppend(&reason, "; conditions changed: ", v.conditions_change());
   return reason;
 }

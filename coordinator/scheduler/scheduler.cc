@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <optional>
 #include <set>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/hashing.h"
@@ -25,6 +28,7 @@ namespace benchfleet::coordinator {
 namespace {
 
 constexpr int kMaxAttempts = 100;
+constexpr int kMaxBaselineRuns = 100;
 constexpr char kDefaultSource[] = "spec";
 
 
@@ -61,9 +65,11 @@ const char* UpdateKind(const v1::TaskUpdate& update) {
   return "empty update";
 }
 
-// The spec's fleet keys (`targets`, `deadline`, `retry`): README.md beside this file.
+// The spec's fleet keys (`targets`, `deadline`, `retry`, `regression`): README.md beside this file.
 struct FleetFields {
   TargetSelector targets;
+  std::optional<int> baseline_runs;            // regression.baseline_runs
+  std::optional<double> regression_threshold;  // regression.threshold
   std::optional<absl::Time> deadline_at;      // an RFC 3339 time
   std::optional<absl::Duration> deadline_in;  // after submission
   int retry_max = 1;
@@ -129,6 +135,36 @@ absl::StatusOr<FleetFields> ParseFleetFields(const SeriesSpec& spec) {
       fields.retry_max = n;
     }
   }
+
+  if (spec.regression.IsDefined() && !spec.regression.IsNull()) {
+    const YAML::Node& node = spec.regression;
+    if (!node.IsMap()) {
+      return error(node, "field regression: must be a map such as {baseline_runs: 5, threshold: 0.05}");
+    }
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      const std::string text = kv.second.IsScalar() ? kv.second.Scalar() : "";
+      if (key == "baseline_runs") {
+        int n = 0;
+        if (!absl::SimpleAtoi(text, &n) || n < kMinBaselineRuns || n > kMaxBaselineRuns) {
+          return error(kv.second, absl::StrCat("field regression.baseline_runs: must be a whole number from ",
+                                               kMinBaselineRuns, " to ", kMaxBaselineRuns, ", got '", text, "'"));
+        }
+        fields.baseline_runs = n;
+      } else if (key == "threshold") {
+        double t = 0;
+        if (!absl::SimpleAtod(text, &t) || !std::isfinite(t) || t <= 0 || t >= 1) {
+          return error(kv.second, absl::StrCat("field regression.threshold: must be a fraction between 0 and 1 "
+                                               "(0.05 means 5%), got '",
+                                               text, "'"));
+        }
+        fields.regression_threshold = t;
+      } else {
+        return error(kv.first, absl::StrCat("field regression.", key,
+                                            ": unknown key (expected baseline_runs, threshold)"));
+      }
+    }
+  }
   return fields;
 }
 
@@ -158,7 +194,7 @@ struct Scheduler::State {
   std::condition_variable changed;
   uint64_t version = 1;                                       // guarded by mu
   std::map<std::string, std::shared_ptr<TaskSink>> sinks;     // by agent; guarded by mu
-  std::map<std::string, bool> task_scheduled;                 // task id -> series from a schedule; guarded by mu
+  std::map<std::string, RegressionPolicy> task_policy;        // task id -> its series' policy; guarded by mu
   // Task id -> (old attempt, when) of the last answer to an old attempt's update: an agent cut
   // off for a while sends a burst of them, answered once per lease. Guarded by mu.
   std::map<std::string, std::pair<uint32_t, absl::Time>> answered_old;
@@ -410,11 +446,8 @@ struct Scheduler::State {
     s.set_schedule_id(row.schedule_id);
     absl::StatusOr<std::vector<TaskRow>> tasks = store->ListTasks(row.id);
     if (!tasks.ok()) return tasks.status();
-    absl::StatusOr<std::map<std::string, std::vector<v1::RegressionVerdict>>> verdicts;
-    if (!row.schedule_id.empty()) {
-      verdicts = store->ListVerdicts(row.id);
-      if (!verdicts.ok()) return verdicts.status();
-    }
+    absl::StatusOr<std::map<std::string, std::vector<v1::RegressionVerdict>>> verdicts = store->ListVerdicts(row.id);
+    if (!verdicts.ok()) return verdicts.status();
     bool all_succeeded = !tasks->empty();
     for (const TaskRow& t : *tasks) {
       v1::TaskStatus* ts = s.add_tasks();
@@ -510,48 +543,62 @@ struct Scheduler::State {
     return reached;
   }
 
-  bool IsScheduledTask(const std::string& task_id) {
+  // Returns the regression policy of the task's series: its spec's `regression` keys, else the
+  // options' defaults (also for a task or spec that cannot be read: the check still runs).
+  RegressionPolicy PolicyOfTask(const std::string& task_id) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      const auto it = task_scheduled.find(task_id);
-      if (it != task_scheduled.end()) return it->second;
+      const auto it = task_policy.find(task_id);
+      if (it != task_policy.end()) return it->second;
     }
+    RegressionPolicy policy;
+    policy.baseline_runs = options.baseline_runs;
+    policy.threshold = options.regression_threshold;
     absl::StatusOr<TaskRow> task = store->GetTask(task_id);
-    if (!task.ok()) return false;
+    if (!task.ok()) return policy;
     absl::StatusOr<SeriesRow> series = store->GetSeries(task->status.series_id());
-    if (!series.ok()) return false;
-    const bool scheduled = !series->schedule_id.empty();
+    if (!series.ok()) return policy;
+    absl::StatusOr<ParsedSubmission> parsed = ParseSubmission(series->spec_yaml, series->source_name);
+    if (parsed.ok()) {
+      policy.baseline_runs = parsed->fields.baseline_runs.value_or(policy.baseline_runs);
+      policy.threshold = parsed->fields.regression_threshold.value_or(policy.threshold);
+    }
     std::lock_guard<std::mutex> lock(mu);
-    if (task_scheduled.size() > 100000) task_scheduled.clear();
-    task_scheduled[task_id] = scheduled;
-    return scheduled;
+    if (task_policy.size() > 100000) task_policy.clear();
+    task_policy[task_id] = policy;
+    return policy;
   }
 
   void CheckRegressionOf(const v1::RunRecord& record) {
-    absl::StatusOr<std::vector<BaselineRun>> baseline = store->Baseline(record, options.baseline_runs);
+    const RegressionPolicy policy = PolicyOfTask(record.task_id());
+    absl::StatusOr<std::vector<BaselineRun>> baseline = store->Baseline(record, policy.baseline_runs);
     if (!baseline.ok()) {
       Log(absl::StrCat("scheduler: baseline of run ", record.run_id(), ": ", baseline.status().message()));
       return;
     }
-    if (baseline->empty()) return;
+    absl::StatusOr<std::vector<BaselineRun>> sample = store->Sample(record, kMaxSampleRuns);
+    if (!sample.ok()) {
+      Log(absl::StrCat("scheduler: sample of run ", record.run_id(), ": ", sample.status().message()));
+      return;
+    }
     std::map<std::string, v1::MachineConditions> conditions;
-    if (baseline->front().conditions_fingerprint != record.conditions_fingerprint()) {
+    if (!baseline->empty() && baseline->front().conditions_fingerprint != record.conditions_fingerprint()) {
       absl::StatusOr<std::vector<v1::MachineConditions>> found =
           store->GetConditions({baseline->front().conditions_fingerprint, record.conditions_fingerprint()});
       if (found.ok()) {
         for (const auto& c : *found) conditions[c.fingerprint()] = c;
       }
     }
-    std::optional<v1::RegressionVerdict> verdict =
-        CheckRegression(record, *baseline, options.regression_threshold, conditions);
+    std::optional<v1::RegressionVerdict> verdict = CheckRegression(record, *sample, *baseline, policy, conditions);
     if (!verdict.has_value()) return;
-    const std::string reason = verdict->regression() ? RegressionReason(*verdict) : "";
+    const std::string reason = RegressionReason(*verdict);
     absl::Status stored = store->StoreVerdict(record.task_id(), *verdict, reason, Now());
     if (!stored.ok()) {
       Log(absl::StrCat("scheduler: verdict of run ", record.run_id(), ": ", stored.message()));
       return;
     }
-    options.metrics->RegressionChecked(record.agent_id(), record.task(), verdict->regression());
+    options.metrics->RegressionChecked(record.agent_id(), record.task(),
+                                       absl::AsciiStrToLower(KindName(verdict->kind())));
     if (verdict->regression()) {
       Log(absl::StrCat("scheduler: REGRESSION run ", record.run_id(), " of agent ", record.agent_id(), ": ",
                        reason));
@@ -812,7 +859,6 @@ void Scheduler::RunsStored(const std::vector<v1::RunRecord>& records) {
     if (std::any_of(r.flags().begin(), r.flags().end(), [](const v1::Flag& f) { return IsExcludingFlag(f.code()); })) {
       continue;
     }
-    if (!s.IsScheduledTask(r.task_id())) continue;
     s.CheckRegressionOf(r);
   }
 }

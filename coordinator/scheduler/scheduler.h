@@ -2,10 +2,10 @@
 // matching agent, hands each task to its agent when that agent has a Connect stream to this
 // coordinator, leases running tasks (renewed by the agent's heartbeats), ends tasks whose lease
 // expired (LOST, or PENDING again for a retry) or whose series' deadline passed (EXPIRED), fires
-// cron schedules exactly once across coordinators, and checks each run of a scheduled series
-// against its baseline (REGRESSION). Every state lives in PostgreSQL (FleetStore): two
-// coordinators on one database share the fleet; a NOTIFY from the other one (or the 1 s poll) makes
-// Tick() look again. Owned by CoordinatorServer; thread-safe. Time comes only from the Clock, so
+// cron schedules exactly once across coordinators, and checks each run of every series against
+// its baseline (regression.h: a Mann-Whitney U test of the task's runs so far against earlier
+// ones). Every state lives in PostgreSQL (FleetStore): two coordinators on one database share the
+// fleet; a NOTIFY from the other one (or the 1 s poll) makes Tick() look again. Owned by CoordinatorServer; thread-safe. Time comes only from the Clock, so
 // tests drive leases, deadlines and cron with a SimulatedClock and call Tick() themselves.
 #ifndef BENCHFLEET_COORDINATOR_SCHEDULER_SCHEDULER_H_
 #define BENCHFLEET_COORDINATOR_SCHEDULER_SCHEDULER_H_
@@ -44,7 +44,8 @@ struct SchedulerOptions {
   Clock* clock = &SystemClock();
   // A RUNNING task whose agent sent no heartbeat (nor update) for this long is LOST / retried.
   absl::Duration lease = absl::Seconds(30);
-  // Baseline size for the regression check (last K accepted runs) and the default threshold.
+  // Baseline size for the regression check (last K accepted runs) and the threshold, where the
+  // series' spec sets no `regression.baseline_runs` / `regression.threshold`.
   int baseline_runs = 5;
   double regression_threshold = 0.10;
   // This coordinator's name in the store (which coordinator holds which agent's stream).
@@ -97,8 +98,8 @@ class Scheduler {
   // of an old attempt it answers, once per lease, with the current assignment (RUNNING here) or
   // a TaskCancel of that attempt (the task has ended; also for a LOST task's last attempt).
   void TaskUpdated(const std::string& agent_id, const v1::TaskUpdate& update);
-  // Called with the records of a committed group: counts flags per task and, for scheduled
-  // series, runs the regression check on each accepted run.
+  // Called with the records of a committed group: counts flags per task and runs the regression
+  // check on each accepted run of a task (every series, scheduled or not).
   void RunsStored(const std::vector<v1::RunRecord>& records);
 
   // ---- Time ----

@@ -180,15 +180,21 @@ class FleetStore {
   virtual absl::StatusOr<std::vector<std::string>> RunsOfSeries(const std::string& series_id) = 0;
 
   // The last `limit` accepted runs (status ok, no excluding flag, no INVALIDATED or REGRESSION
-  // annotation) of the record's task, agent, mode, phase and matrix that started before it,
-  // newest first.
+  // annotation) of the record's task, agent, mode, phase and matrix that started before it and
+  // belong to another task (task_id) than the record's, newest first.
   virtual absl::StatusOr<std::vector<BaselineRun>> Baseline(const v1::RunRecord& record,
                                                             int limit) = 0;
+  // The last `limit` accepted runs (status ok, no excluding flag, not INVALIDATED; a REGRESSION
+  // annotation does not exclude) of the record's own task_id, mode, phase and matrix that started
+  // no later than it, the record included once it is stored, newest first: a verdict's sample.
+  virtual absl::StatusOr<std::vector<BaselineRun>> Sample(const v1::RunRecord& record, int limit) = 0;
   // Stores the verdict of a run of task_id (once per run); a REGRESSION verdict also annotates
-  // the run (REGRESSION, `reason`) and counts a REGRESSION flag on the task.
+  // the runs of its sample (REGRESSION, `reason`; a run annotated already keeps its reason) and
+  // counts a REGRESSION flag on the task for each run it newly annotates.
   virtual absl::Status StoreVerdict(const std::string& task_id, const v1::RegressionVerdict& verdict,
                                     const std::string& reason, absl::Time now) = 0;
-  // The verdicts of the series' tasks, {task id: verdicts by run start}.
+  // The verdicts of the series' tasks, {task id: verdicts by their runs' start}: of each task, the newest
+  // verdict of each point (mode, phase, matrix); every verdict stored before `kind` existed.
   virtual absl::StatusOr<std::map<std::string, std::vector<v1::RegressionVerdict>>> ListVerdicts(
       const std::string& series_id) = 0;
 

@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/hashing.h"
 #include "common/proto_json.h"
@@ -641,42 +642,16 @@ class PgFleetStore : public FleetStore {
   }
 
   absl::StatusOr<std::vector<BaselineRun>> Baseline(const v1::RunRecord& record, int limit) override {
-    std::vector<BaselineRun> out;
-    if (!record.has_start_time() || !IsUuid(record.run_id())) return out;
-    const absl::Time start = absl::FromUnixSeconds(record.start_time().seconds()) +
-                             absl::Nanoseconds(record.start_time().nanos());
-    const std::map<std::string, std::string> matrix(record.matrix().begin(), record.matrix().end());
-    absl::Status status = pool_.Run("reading the baseline of run " + record.run_id(), [&](pqxx::connection& c) {
-      pqxx::nontransaction tx(c);
-      const pqxx::result rows = tx.exec_params(
-          absl::StrCat(
-              "SELECT r.run_id::text, ", PairsSql("r.metrics"), ", r.wall_seconds, r.conditions_fingerprint, ",
-              Micros("r.start_time"),
-              " FROM runs r WHERE r.task = $1 AND r.agent_id = $2 AND r.mode = $3 AND r.phase = $4 "
-              "AND COALESCE(r.record -> 'matrix', '{}'::jsonb) = $5::jsonb "
-              "AND r.start_time < $6::timestamptz AND r.run_id <> $7::uuid AND r.status = 'ok' "
-              "AND NOT (r.flags && ", ExcludingFlagsArray(), ") "
-              "AND NOT EXISTS (SELECT 1 FROM run_annotations a WHERE a.run_id = r.run_id AND "
-              "a.code IN ('INVALIDATED', 'REGRESSION')) "
-              "ORDER BY r.start_time DESC, r.run_id DESC LIMIT $8::integer"),
-          record.task(), record.agent_id(), record.mode(), PhaseName(record.phase()),
-          JsonStringObject(matrix), TimestamptzLiteral(start), record.run_id(), limit);
-      for (const auto& row : rows) {
-        BaselineRun b;
-        b.run_id = row[0].c_str();
-        for (const auto& [name, value] : Pairs(row[1])) {
-          double v = 0;
-          if (absl::SimpleAtod(value, &v)) b.metrics[name] = v;
-        }
-        if (!row[2].is_null()) b.wall_seconds = row[2].as<double>();
-        b.conditions_fingerprint = row[3].c_str();
-        b.start_time = absl::FromUnixMicros(row[4].as<int64_t>());
-        out.push_back(std::move(b));
-      }
-      return absl::OkStatus();
-    });
-    if (!status.ok()) return status;
-    return out;
+    // Earlier runs of other tasks; a REGRESSION annotation keeps a run out of every later baseline.
+    return PointRuns(record, limit, "baseline", "r.task_id <> $7 AND r.start_time < $6::timestamptz",
+                     "('INVALIDATED', 'REGRESSION')");
+  }
+
+  absl::StatusOr<std::vector<BaselineRun>> Sample(const v1::RunRecord& record, int limit) override {
+    // This task's runs up to the record; its own REGRESSION annotations stay in (they are the
+    // sample's verdict, not a reason to leave a run out of it).
+    return PointRuns(record, limit, "sample", "r.task_id = $7 AND r.start_time <= $6::timestamptz",
+                     "('INVALIDATED')");
   }
 
   absl::Status StoreVerdict(const std::string& task_id, const v1::RegressionVerdict& verdict,
@@ -684,6 +659,14 @@ class PgFleetStore : public FleetStore {
     if (!IsUuid(task_id) || !IsUuid(verdict.run_id())) {
       return absl::InvalidArgumentError(absl::StrCat("verdict of run ", verdict.run_id(), " of task ",
                                                      task_id, ": ids must be UUIDs"));
+    }
+    // The runs a REGRESSION annotates: its sample (a verdict stored before samples: the run).
+    std::vector<std::string> annotated;
+    if (verdict.regression()) {
+      for (const std::string& id : verdict.sample_run_ids()) {
+        if (IsUuid(id)) annotated.push_back(id);
+      }
+      if (annotated.empty()) annotated.push_back(verdict.run_id());
     }
     absl::StatusOr<std::string> json = MessageToJson(verdict);
     if (!json.ok()) return json.status();
@@ -696,17 +679,20 @@ class PgFleetStore : public FleetStore {
                  "RETURNING 1",
                  verdict.run_id(), task_id, verdict.regression(), *json, TimestamptzLiteral(now))
                .empty();
-      if (inserted && verdict.regression()) {
-        tx.exec_params(
-            "INSERT INTO run_annotations (run_id, code, reason, created) VALUES "
-            "($1::uuid, 'REGRESSION', $2, $3::timestamptz) ON CONFLICT DO NOTHING",
-            verdict.run_id(), reason, TimestamptzLiteral(now));
-        const pqxx::result rows = tx.exec_params(
-            "UPDATE tasks SET flag_counts = jsonb_set(flag_counts, '{REGRESSION}', "
-            "to_jsonb(COALESCE((flag_counts ->> 'REGRESSION')::bigint, 0) + 1)) "
-            "WHERE id = $1::uuid RETURNING series_id::text",
-            task_id);
-        if (!rows.empty()) Notify(tx, rows[0][0].c_str());
+      if (inserted && !annotated.empty()) {
+        const pqxx::result added = tx.exec_params(
+            "INSERT INTO run_annotations (run_id, code, reason, created) "
+            "SELECT id, 'REGRESSION', $2, $3::timestamptz FROM unnest($1::uuid[]) AS id "
+            "ON CONFLICT DO NOTHING RETURNING 1",
+            absl::StrCat("{", absl::StrJoin(annotated, ","), "}"), reason, TimestamptzLiteral(now));
+        if (!added.empty()) {
+          const pqxx::result rows = tx.exec_params(
+              "UPDATE tasks SET flag_counts = jsonb_set(flag_counts, '{REGRESSION}', "
+              "to_jsonb(COALESCE((flag_counts ->> 'REGRESSION')::bigint, 0) + $2::bigint)) "
+              "WHERE id = $1::uuid RETURNING series_id::text",
+              task_id, static_cast<int64_t>(added.size()));
+          if (!rows.empty()) Notify(tx, rows[0][0].c_str());
+        }
       }
       tx.commit();
       return absl::OkStatus();
@@ -719,9 +705,19 @@ class PgFleetStore : public FleetStore {
     if (!IsUuid(series_id)) return out;
     absl::Status status = pool_.Run("listing the verdicts of series " + series_id, [&](pqxx::connection& c) {
       pqxx::nontransaction tx(c);
+      // Of each task the newest verdict (by its run's start) of each point; a verdict from before
+      // `kind` stands alone.
       const pqxx::result rows = tx.exec_params(
-          "SELECT g.task_id::text, g.verdict::text FROM regressions g JOIN tasks t ON t.id = g.task_id "
-          "WHERE t.series_id = $1::uuid ORDER BY g.created, g.run_id",
+          "SELECT task_id, verdict FROM ("
+          "SELECT DISTINCT ON (g.task_id, CASE WHEN g.verdict ? 'kind' THEN jsonb_build_array(g.verdict -> 'mode', "
+          "g.verdict -> 'phase', g.verdict -> 'matrix') ELSE to_jsonb(g.run_id::text) END) "
+          "g.task_id::text AS task_id, g.verdict::text AS verdict, r.start_time, g.created, g.run_id "
+          "FROM regressions g JOIN tasks t ON t.id = g.task_id LEFT JOIN runs r ON r.run_id = g.run_id "
+          "WHERE t.series_id = $1::uuid "
+          "ORDER BY g.task_id, CASE WHEN g.verdict ? 'kind' THEN jsonb_build_array(g.verdict -> 'mode', "
+          "g.verdict -> 'phase', g.verdict -> 'matrix') ELSE to_jsonb(g.run_id::text) END, "
+          "r.start_time DESC NULLS LAST, g.created DESC, g.run_id DESC) newest "
+          "ORDER BY start_time NULLS FIRST, created, run_id",
           series_id);
       for (const auto& row : rows) {
         v1::RegressionVerdict v;
@@ -777,6 +773,49 @@ class PgFleetStore : public FleetStore {
   }
 
  private:
+  // The accepted runs (status ok, no excluding flag, no annotation of a code in `excluded_codes`,
+  // an SQL list) of the record's agent, task name, mode, phase and matrix that also satisfy
+  // `where_sql` ($6: the record's start, $7: its task_id), newest first, at most `limit`.
+  absl::StatusOr<std::vector<BaselineRun>> PointRuns(const v1::RunRecord& record, int limit, const char* what,
+                                                     const char* where_sql, const char* excluded_codes) {
+    std::vector<BaselineRun> out;
+    if (!record.has_start_time() || !IsUuid(record.run_id())) return out;
+    const absl::Time start = absl::FromUnixSeconds(record.start_time().seconds()) +
+                             absl::Nanoseconds(record.start_time().nanos());
+    const std::map<std::string, std::string> matrix(record.matrix().begin(), record.matrix().end());
+    absl::Status status =
+        pool_.Run(absl::StrCat("reading the ", what, " of run ", record.run_id()), [&](pqxx::connection& c) {
+          pqxx::nontransaction tx(c);
+          const pqxx::result rows = tx.exec_params(
+              absl::StrCat("SELECT r.run_id::text, ", PairsSql("r.metrics"),
+                           ", r.wall_seconds, r.conditions_fingerprint, ", Micros("r.start_time"),
+                           " FROM runs r WHERE r.task = $1 AND r.agent_id = $2 AND r.mode = $3 AND r.phase = $4 "
+                           "AND COALESCE(r.record -> 'matrix', '{}'::jsonb) = $5::jsonb AND ",
+                           where_sql,
+                           " AND r.status = 'ok' AND NOT (r.flags && ", ExcludingFlagsArray(), ") "
+                           "AND NOT EXISTS (SELECT 1 FROM run_annotations a WHERE a.run_id = r.run_id AND a.code IN ",
+                           excluded_codes,
+                           ") ORDER BY r.start_time DESC, r.run_id DESC LIMIT $8::integer"),
+              record.task(), record.agent_id(), record.mode(), PhaseName(record.phase()),
+              JsonStringObject(matrix), TimestamptzLiteral(start), record.task_id(), limit);
+          for (const auto& row : rows) {
+            BaselineRun b;
+            b.run_id = row[0].c_str();
+            for (const auto& [name, value] : Pairs(row[1])) {
+              double v = 0;
+              if (absl::SimpleAtod(value, &v)) b.metrics[name] = v;
+            }
+            if (!row[2].is_null()) b.wall_seconds = row[2].as<double>();
+            b.conditions_fingerprint = row[3].c_str();
+            b.start_time = absl::FromUnixMicros(row[4].as<int64_t>());
+            out.push_back(std::move(b));
+          }
+          return absl::OkStatus();
+        });
+    if (!status.ok()) return status;
+    return out;
+  }
+
   PgConnectionPool pool_;
 };
 

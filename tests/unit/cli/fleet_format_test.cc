@@ -1,7 +1,7 @@
-// The fleet commands' output, byte for byte: submit, list, show (with a regression and its
-// baseline), the watch lines on a terminal and in a log (each agent by hostname, class and short
-// id; the mode, phase and call and the headline figures of its newest run), the summary and its
-// exit code.
+// The fleet commands' output, byte for byte: submit, list, show (with verdicts of the test and an
+// older regression with its baseline), the watch lines on a terminal and in a log (each agent by
+// hostname, class and short id; the mode, phase and call and the headline figures of its newest
+// run), the summary and its exit code.
 #include "cli/fleet_format.h"
 
 #include "absl/strings/str_cat.h"
@@ -124,6 +124,79 @@ TEST(FleetFormatTest, VerdictSaysTheUnitItsLabelDoesNotAndTheNameWithoutALabel) 
   v.clear_unit();  // a coordinator that predates labels
   EXPECT_EQ(FormatVerdict(v),
             "run 1234abcd: wall_seconds 13.1 vs baseline median 11 (10.5 to 11.2, 1 run): +19.1% REGRESSION");
+}
+
+// A verdict of the test: the point, kind, figure, sample vs baseline, test, p-value and level.
+v1::RegressionVerdict TestVerdict(v1::RegressionVerdict::Kind kind, int baseline_runs) {
+  v1::RegressionVerdict v;
+  v.set_run_id("4444abcd-0000-4000-8000-000000000000");
+  v.set_kind(kind);
+  v.set_regression(kind == v1::RegressionVerdict::KIND_REGRESSION);
+  v.set_metric("predicted_per_second");
+  v.set_label("generation tokens/s");
+  v.set_unit("tokens/s");
+  v.set_mode("gpu");
+  v.set_phase(v1::PHASE_WARM);
+  (*v.mutable_matrix())["ctx"] = "4096";
+  (*v.mutable_matrix())["batch"] = "8";
+  for (const char* id : {"1111abcd-0", "2222abcd-0", "3333abcd-0", "4444abcd-0"}) v.add_sample_run_ids(id);
+  for (int i = 1; i <= baseline_runs; ++i) v.add_baseline_run_ids(absl::StrCat("b", i, "000000-0000"));
+  v.set_sample_median(45.2);
+  v.set_baseline_median(52.1);
+  v.set_baseline_min(51);
+  v.set_baseline_max(53.3);
+  v.set_sample_change(-0.1324);
+  v.set_test("Mann-Whitney U, two-sided, exact");
+  v.set_p_value(0.015873015873015872);
+  v.set_level(0.05);
+  v.set_threshold(0.05);
+  v.set_baseline_runs_needed(3);
+  v.set_sample_runs_needed(3);
+  return v;
+}
+
+TEST(FleetFormatTest, ShowListsEachVerdictWithItsTestPValueLevelAndBaselineRuns) {
+  v1::SeriesStatus s = Series();
+  v1::TaskStatus a = Task("3f2a9c1e-0000-4000-8000-000000000000", v1::TaskStatus::STATE_SUCCEEDED, 9, 9);
+  a.set_hostname("a100-01");
+  a.set_agent_class("a100");
+  *a.add_regressions() = TestVerdict(v1::RegressionVerdict::KIND_REGRESSION, 7);
+  v1::RegressionVerdict noisy = TestVerdict(v1::RegressionVerdict::KIND_NOT_SIGNIFICANT, 5);
+  noisy.set_p_value(0.7936507936507936);
+  noisy.set_phase(v1::PHASE_COLD);
+  noisy.clear_matrix();
+  *a.add_regressions() = noisy;
+  *s.add_tasks() = a;
+  v1::TaskStatus b = Task("m1pro-1", v1::TaskStatus::STATE_SUCCEEDED, 9, 9);
+  *b.add_regressions() = TestVerdict(v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL, 2);
+  v1::RegressionVerdict alone = TestVerdict(v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL, 5);
+  alone.clear_sample_run_ids();
+  alone.add_sample_run_ids("4444abcd-0");
+  alone.set_p_value(1.0 / 3);
+  *b.add_regressions() = alone;
+  *s.add_tasks() = b;
+  EXPECT_EQ(FormatSeries(s),
+            "series 5e1a: nightly (task qwen-7b, backend llama-server)\n"
+            "state ACTIVE, created 2026-01-01T00:00:00Z\n"
+            "\n"
+            "AGENT                     STATE      ATTEMPT  RUNS  FAILED  FLAGS  MESSAGE\n"
+            "a100-01 (a100, 3f2a9c1e)  SUCCEEDED  1        9/9   0              \n"
+            "m1pro-1                   SUCCEEDED  1        9/9   0              \n"
+            "\n"
+            "regression check: 4 runs against their baseline, 1 regression, 1 not significant, 1 baseline too "
+            "small, 1 sample too small\n"
+            "  a100-01 (a100, 3f2a9c1e) gpu warm batch=8,ctx=4096: REGRESSION: generation tokens/s median 45.2 of 4 "
+            "warm calls of this series vs 52.1 of 7 earlier runs (51 to 53.3; baseline b1000000 b2000000 b3000000 "
+            "b4000000 b5000000 +2 more): -13.2%, Mann-Whitney U, two-sided, exact: p = 0.0159 < 0.05, threshold 5%\n"
+            "  a100-01 (a100, 3f2a9c1e) gpu cold: not significant: generation tokens/s median 45.2 of 4 cold runs of "
+            "this series vs 52.1 of 5 earlier runs (51 to 53.3; baseline b1000000 b2000000 b3000000 b4000000 "
+            "b5000000): -13.2%, Mann-Whitney U, two-sided, exact: p = 0.794 >= 0.05, threshold 5%\n"
+            "  m1pro-1 gpu warm batch=8,ctx=4096: baseline too small: generation tokens/s 4 warm calls of this series "
+            "vs 2 earlier runs (b1000000 b2000000): needs 3 earlier runs\n"
+            "  m1pro-1 gpu warm batch=8,ctx=4096: sample too small: generation tokens/s median 45.2 of 1 warm call of "
+            "this series vs 52.1 of 5 earlier runs (51 to 53.3; baseline b1000000 b2000000 b3000000 b4000000 "
+            "b5000000): -13.2%, Mann-Whitney U, two-sided, exact: p = 0.333 >= 0.05, too few runs to ever get below "
+            "it (needs 3)\n");
 }
 
 TEST(FleetFormatTest, WatchLineShowsBarRunsPhaseCallAndFigure) {

@@ -261,7 +261,7 @@ TEST(PrometheusMetricsTest, ExposesEveryFamilyOfTheCatalogueWithHelp) {
   metrics.RpcMethodsServed({"/benchfleet.v1.Admin/ListRuns"});
   metrics.AgentConnected("gpu-01");
   metrics.RunStored(WarmRun());
-  metrics.RegressionChecked("gpu-01", "llama-gen", false);
+  metrics.RegressionChecked("gpu-01", "llama-gen", "no_change");
 
   std::map<std::string, prometheus::MetricType> families;
   for (const auto& f : metrics.registry()->Collect()) {
@@ -467,7 +467,9 @@ TEST(PrometheusMetricsTest, StoredRunsSetTheirFiguresAndFailedOnesOnlyCount) {
   failed.set_mode("cpu");
   failed.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
   metrics.RunStored(failed);
-  metrics.RegressionChecked("gpu-01", "llama-gen", true);
+  metrics.RegressionChecked("gpu-01", "llama-gen", "regression");
+  metrics.RegressionChecked("gpu-01", "llama-gen", "not_significant");
+  metrics.RegressionChecked("gpu-01", "llama-gen", "ok");  // not a verdict: not counted
 
   const std::string labels =
       R"(agent="gpu-01",backend="llama-server",mode="gpu",phase="warm",simulated="false",task="llama-gen",variant="batch_size=8")";
@@ -506,11 +508,16 @@ TEST(PrometheusMetricsTest, StoredRunsSetTheirFiguresAndFailedOnesOnlyCount) {
       "benchfleet_runs_flagged_total{agent=\"gpu-01\",flag=\"failed\",task=\"llama-gen\"} 1\n"
       "benchfleet_runs_flagged_total{agent=\"gpu-01\",flag=\"regression\",task=\"llama-gen\"} 1\n"
       "benchfleet_runs_flagged_total{agent=\"gpu-01\",flag=\"throughput_drop\",task=\"llama-gen\"} 1\n"
-      "# HELP benchfleet_coordinator_regression_checks_total Runs of scheduled series checked against their "
-      "baseline, by agent, task and verdict (regression or ok)\n"
+      "# HELP benchfleet_coordinator_regression_checks_total Runs of series checked against their baseline, by "
+      "agent, task and verdict (regression, improvement, no_change, not_significant, baseline_too_small, "
+      "sample_too_small)\n"
       "# TYPE benchfleet_coordinator_regression_checks_total counter\n"
-      "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"ok\"} 0\n"
-      "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"regression\"} 1\n");
+      "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"baseline_too_small\"} 0\n"
+      "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"improvement\"} 0\n"
+      "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"no_change\"} 0\n"
+      "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"not_significant\"} 1\n"
+      "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"regression\"} 1\n"
+      "benchfleet_coordinator_regression_checks_total{agent=\"gpu-01\",task=\"llama-gen\",verdict=\"sample_too_small\"} 0\n");
   EXPECT_EQ(Exposition(metrics, {"benchfleet_run_last_wall_seconds", "benchfleet_run_wall_seconds",
                                  "benchfleet_run_last_figure", "benchfleet_runs_flagged_total",
                                  "benchfleet_coordinator_regression_checks_total"}),
@@ -759,7 +766,7 @@ TEST(PrometheusMetricsTest, RunsDifferingOnlyBySeedPromptAndRunIdAddNoSeries) {
     metrics.RunStored(r);
     r.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
     metrics.RunStored(r);
-    metrics.RegressionChecked(r.agent_id(), r.task(), false);
+    metrics.RegressionChecked(r.agent_id(), r.task(), "no_change");
   }
   const size_t before = SampleCount(metrics);
 
@@ -822,7 +829,7 @@ TEST(PrometheusMetricsTest, DistinctLabelValuesPastTheCapsGoToOtherAndStayUnderT
       r.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
       metrics.RunStored(r);
     }
-    metrics.RegressionChecked(r.agent_id(), r.task(), i % 2 == 0);
+    metrics.RegressionChecked(r.agent_id(), r.task(), i % 2 == 0 ? "regression" : "not_significant");
     metrics.TaskKnown(r.agent_id(), r.task());
   }
   const size_t samples = SampleCount(metrics);

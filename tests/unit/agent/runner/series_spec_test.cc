@@ -253,13 +253,13 @@ TEST(SeriesSpecTest, TheBackendsSectionIsKeptUnderItsName) {
 TEST(SeriesSpecTest, UnknownTopLevelKeyIsNamedWithItsLine) {
   ExpectInvalid(absl::StrCat(kHead, "runz:\n  cold: 1\n"),
                 "spec.yaml:4: unknown key 'runz' (known keys: series, task, backend, fake, runs, matrix, targets, "
-                "deadline, retry)");
+                "deadline, retry, regression)");
 }
 
 TEST(SeriesSpecTest, AnotherBackendsSectionIsAnUnknownKey) {
   ExpectInvalid(absl::StrCat(kHead, "fake:\n  a: 1\nllama-server:\n  url: http://x\n"),
                 "spec.yaml:6: unknown key 'llama-server' (known keys: series, task, backend, fake, runs, matrix, "
-                "targets, deadline, retry)");
+                "targets, deadline, retry, regression)");
 }
 
 TEST(SeriesSpecTest, UnknownRunsKeyIsNamedWithItsLine) {
@@ -375,7 +375,7 @@ TEST(SeriesSpecTest, MatrixErrorsNameTheAxis) {
 TEST(SeriesSpecTest, TheTopLevelMustBeAMap) {
   ExpectInvalid("- a\n",
                 "spec.yaml:1: the top level must be a map with the keys series, task, backend, runs, matrix, targets, "
-                "deadline, retry and the backend's section; got a list");
+                "deadline, retry, regression and the backend's section; got a list");
 }
 
 TEST(SeriesSpecTest, BrokenYamlSaysWhere) {

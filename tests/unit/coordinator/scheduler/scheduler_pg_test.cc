@@ -18,6 +18,7 @@
 #include "common/hashing.h"
 #include "common/spec/spec_limits.h"
 #include "common/string_views.h"
+#include "coordinator/scheduler/regression.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/store/fleet_store.h"
 #include "coordinator/store/migrator.h"
@@ -592,52 +593,207 @@ TEST_F(SchedulerPgTest, AMalformedSpecIsRejectedNamingFieldAndLineAndNothingIsSt
   EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM tasks"), "0");
 }
 
-TEST_F(SchedulerPgTest, ARunOfAScheduledSeriesIsCheckedAgainstItsBaseline) {
+TEST_F(SchedulerPgTest, TheRunsOfASeriesNoScheduleFiredAreCheckedAgainstTheirBaseline) {
   AddMachine(testing::kAgentId, {});
-  v1::AddScheduleRequest add;
-  add.set_cron("0 * * * *");
-  add.set_spec_yaml(Spec("targets: all\n"));
-  ASSERT_TRUE(scheduler_->AddSchedule(add).ok());
-  clock_.Advance(absl::Hours(1));
-  scheduler_->Tick();
-  absl::StatusOr<std::vector<v1::SeriesStatus>> listed = scheduler_->ListSeries(true);
-  ASSERT_TRUE(listed.ok());
-  ASSERT_EQ(listed->size(), 1u);
-  const std::string series_id = (*listed)[0].series_id();
-  const std::string task_id = (*listed)[0].tasks(0).task_id();
+  const std::string series_id = Submit(Spec("targets: all\n"));
+  const std::string task_id = Series(series_id).tasks(0).task_id();
 
+  // Earlier runs of another task (MakeRecord's "task-1"): the baseline.
   std::vector<v1::RunRecord> baseline;
   for (uint32_t i = 1; i <= 6; ++i) {
     v1::RunRecord r = testing::MakeRecord(i);
-    r.mutable_metrics(0)->set_value(i == 6 ? 10 : 50 + i % 2);  // the 6th: a cache hit, never baseline
+    r.mutable_metrics(0)->set_value(i == 6 ? 10 : 49.5 + i * 0.5);  // the 6th: a cache hit, never baseline
     if (i == 6) r.add_flags()->set_code("CACHE_HIT");
     baseline.push_back(r);
   }
   StoreRecords(baseline);
-  v1::RunRecord run = testing::MakeRecord(10);
-  run.set_series_id(series_id);
-  run.set_task_id(task_id);
-  run.mutable_metrics(0)->set_value(40);
-  v1::RunRecord cached = testing::MakeRecord(11);
-  cached.set_task_id(task_id);
-  cached.add_flags()->set_code("CACHE_HIT");
-  StoreRecords({run, cached});
-  scheduler_->RunsStored({run, cached});
+  // Three warm calls of this task at 40 tokens/s, each checked as it is stored; a cache hit is not.
+  std::vector<std::string> ids;
+  for (uint32_t call = 10; call <= 12; ++call) {
+    v1::RunRecord run = testing::MakeRecord(call);
+    run.set_series_id(series_id);
+    run.set_task_id(task_id);
+    run.mutable_metrics(0)->set_value(40);
+    ids.push_back(run.run_id());
+    v1::RunRecord cached = testing::MakeRecord(call + 10);
+    cached.set_task_id(task_id);
+    cached.add_flags()->set_code("CACHE_HIT");
+    StoreRecords({run, cached});
+    scheduler_->RunsStored({run, cached});
+  }
+
+  const v1::SeriesStatus s = Series(series_id);
+  // The newest verdict of the task's one point (gpu warm): 3 calls against 5 earlier runs.
+  ASSERT_EQ(s.tasks(0).regressions_size(), 1);
+  const v1::RegressionVerdict& v = s.tasks(0).regressions(0);
+  EXPECT_EQ(v.run_id(), ids[2]);
+  EXPECT_EQ(v.kind(), v1::RegressionVerdict::KIND_REGRESSION);
+  EXPECT_TRUE(v.regression());
+  EXPECT_THAT(v.sample_run_ids(), ElementsAre(ids[0], ids[1], ids[2]));
+  EXPECT_EQ(v.baseline_run_ids_size(), 5);
+  EXPECT_DOUBLE_EQ(v.baseline_median(), 51);
+  // Reference: enumeration in Python, 2 of C(8, 3) = 56 splits, p = 0.03571428571428571.
+  EXPECT_NEAR(v.p_value(), 0.03571428571428571, 1e-15);
+  EXPECT_EQ(v.metric(), "tokens_per_second");
+  EXPECT_EQ(v.label(), "output tokens/s");
+  // Every verdict is stored: 1 and 2 calls could never be significant against 5 distinct values.
+  EXPECT_EQ(db_.QueryValue(absl::StrCat("SELECT string_agg(g.verdict ->> 'kind', ',' ORDER BY r.start_time) "
+                                        "FROM regressions g JOIN runs r ON r.run_id = g.run_id WHERE g.task_id = '",
+                                        task_id, "'")),
+            "KIND_SAMPLE_TOO_SMALL,KIND_SAMPLE_TOO_SMALL,KIND_REGRESSION");
+  // The regression annotates its sample's three runs.
+  EXPECT_EQ(s.tasks(0).flag_counts().at("CACHE_HIT"), 3u);
+  EXPECT_EQ(s.tasks(0).flag_counts().at("REGRESSION"), 3u);
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM run_annotations WHERE code = 'REGRESSION'"), "3");
+  EXPECT_EQ(db_.QueryValue(absl::StrCat("SELECT reason FROM run_annotations WHERE run_id = '", ids[2], "'")),
+            "REGRESSION: p = 0.0357 < 0.05 (Mann-Whitney U, two-sided, exact), 3 warm calls of this series vs 5 "
+            "earlier runs: output tokens/s median 40 vs 51 tokens/s (21.6% worse, threshold 10%)");
+  EXPECT_THAT(metrics_.calls(),
+              ElementsAre("TaskKnown agent-1 chat-7b", "RegressionChecked agent-1 chat-7b sample_too_small",
+                          "RegressionChecked agent-1 chat-7b sample_too_small",
+                          "RegressionChecked agent-1 chat-7b regression"));
+}
+
+TEST_F(SchedulerPgTest, ABaselineOfTwoRunsIsTooSmallForAVerdictAndSaysSo) {
+  AddMachine(testing::kAgentId, {});
+  const std::string series_id = Submit(Spec("targets: all\n"));
+  const std::string task_id = Series(series_id).tasks(0).task_id();
+  StoreRecords({testing::MakeRecord(1), testing::MakeRecord(2)});
+  std::vector<v1::RunRecord> runs;
+  for (uint32_t call = 10; call <= 13; ++call) {
+    v1::RunRecord run = testing::MakeRecord(call);
+    run.set_series_id(series_id);
+    run.set_task_id(task_id);
+    run.mutable_metrics(0)->set_value(20);  // far below 41 and 42, but against two runs only
+    runs.push_back(run);
+  }
+  StoreRecords(runs);
+  scheduler_->RunsStored(runs);
 
   const v1::SeriesStatus s = Series(series_id);
   ASSERT_EQ(s.tasks(0).regressions_size(), 1);
   const v1::RegressionVerdict& v = s.tasks(0).regressions(0);
-  EXPECT_EQ(v.run_id(), run.run_id());
-  EXPECT_TRUE(v.regression());
-  EXPECT_EQ(v.baseline_run_ids_size(), 5);
-  EXPECT_DOUBLE_EQ(v.baseline_median(), 51);
-  EXPECT_EQ(s.tasks(0).flag_counts().at("CACHE_HIT"), 1u);
-  EXPECT_EQ(s.tasks(0).flag_counts().at("REGRESSION"), 1u);
-  EXPECT_EQ(db_.QueryValue("SELECT reason FROM run_annotations WHERE code = 'REGRESSION'"),
-            "output tokens/s 40 tokens/s is 21.6% worse than the median 51 of 5 runs (min 50, max 51)");
-  EXPECT_EQ(v.metric(), "tokens_per_second");
-  EXPECT_EQ(v.label(), "output tokens/s");
-  EXPECT_THAT(metrics_.calls(), ElementsAre("TaskKnown agent-1 chat-7b", "RegressionChecked agent-1 chat-7b regression"));
+  EXPECT_EQ(v.kind(), v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL);
+  EXPECT_FALSE(v.regression());
+  EXPECT_EQ(v.baseline_run_ids_size(), 2);
+  EXPECT_EQ(v.sample_run_ids_size(), 4);
+  EXPECT_EQ(v.baseline_runs_needed(), 3);
+  EXPECT_EQ(v.test(), "");
+  EXPECT_EQ(s.tasks(0).flag_counts().count("REGRESSION"), 0u);
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM regressions WHERE NOT regression"), "4");
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM run_annotations"), "0");
+}
+
+// The simulator of one agent's warm calls: `level` tokens/s times each call's factor (its noise).
+std::vector<v1::RunRecord> SimulatedCalls(const std::string& agent_id, const std::string& series_id,
+                                          const std::string& task_id, absl::Time start, double level,
+                                          const std::vector<double>& noise) {
+  std::vector<v1::RunRecord> out;
+  for (size_t i = 0; i < noise.size(); ++i) {
+    v1::RunRecord r = testing::MakeRecord(static_cast<uint32_t>(i + 1));
+    r.set_agent_id(agent_id);
+    r.set_series_id(series_id);
+    r.set_task_id(task_id);
+    r.set_simulated(true);
+    r.mutable_start_time()->set_seconds(absl::ToUnixSeconds(start) + 10 * static_cast<int64_t>(i));
+    r.mutable_end_time()->set_seconds(absl::ToUnixSeconds(start) + 10 * static_cast<int64_t>(i) + 9);
+    r.mutable_metrics(0)->set_value(level * noise[i]);
+    out.push_back(r);
+  }
+  return out;
+}
+
+TEST_F(SchedulerPgTest, AScheduledSeriesEightPercentSlowerIsFlaggedWithLowNoiseAndNotSignificantWithHighNoise) {
+  AddMachine("quiet", {});
+  AddMachine("noisy", {});
+  v1::AddScheduleRequest add;
+  add.set_cron("0 * * * *");
+  add.set_spec_yaml(Spec("targets: all\nregression:\n  threshold: 0.05\n  baseline_runs: 5\n"));
+  ASSERT_TRUE(scheduler_->AddSchedule(add).ok());
+  // The quiet machine's calls vary by half a percent, the noisy one's by ten.
+  const std::vector<double> quiet = {1.003, 0.998, 1.005, 0.996, 1.001};
+  const std::vector<double> noisy_before = {1.10, 0.90, 1.05, 0.95, 1.00};
+  const std::vector<double> noisy_after = {0.95, 1.10, 1.00, 0.90, 1.05};
+  // Two slots: at 50 tokens/s, then 8% slower (46 tokens/s); each call stored and checked as it comes.
+  std::map<std::string, std::string> task_of_agent;
+  for (const double level : {50.0, 46.0}) {
+    clock_.Advance(absl::Hours(1));
+    scheduler_->Tick();
+    absl::StatusOr<std::vector<v1::Schedule>> schedules = scheduler_->ListSchedules();
+    ASSERT_TRUE(schedules.ok());
+    const std::string series_id = (*schedules)[0].last_series_id();
+    for (const v1::TaskStatus& t : Series(series_id).tasks()) {
+      task_of_agent[t.agent_id()] = t.task_id();
+      const bool is_quiet = t.agent_id() == "quiet";
+      const std::vector<double>& noise = is_quiet ? quiet : level == 50.0 ? noisy_before : noisy_after;
+      for (const v1::RunRecord& r : SimulatedCalls(t.agent_id(), series_id, t.task_id(), clock_.Now(), level, noise)) {
+        StoreRecords({r});
+        scheduler_->RunsStored({r});
+      }
+    }
+  }
+  auto kinds = [&](const std::string& agent) {
+    return db_.QueryValue(absl::StrCat("SELECT string_agg(g.verdict ->> 'kind', ',' ORDER BY r.start_time) "
+                                       "FROM regressions g JOIN runs r ON r.run_id = g.run_id WHERE g.task_id = '",
+                                       task_of_agent[agent], "'"));
+  };
+  // References (enumeration in Python, exact two-sided): quiet, 3, 4 and 5 calls wholly below the
+  // 5 earlier ones, p = 2/56, 2/126, 2/252 = 0.007936507936507936; noisy, 5 calls against 5,
+  // p = 56/252 = 0.2222222222222222. Both medians are exactly 8% down (46.046 vs 50.05; 46 vs 50).
+  EXPECT_EQ(kinds("quiet"), "KIND_SAMPLE_TOO_SMALL,KIND_SAMPLE_TOO_SMALL,KIND_REGRESSION,KIND_REGRESSION,"
+                            "KIND_REGRESSION");
+  EXPECT_EQ(kinds("noisy"), "KIND_SAMPLE_TOO_SMALL,KIND_SAMPLE_TOO_SMALL,KIND_NOT_SIGNIFICANT,"
+                            "KIND_NOT_SIGNIFICANT,KIND_NOT_SIGNIFICANT");
+
+  absl::StatusOr<std::vector<v1::Schedule>> schedules = scheduler_->ListSchedules();
+  ASSERT_TRUE(schedules.ok());
+  const v1::SeriesStatus s = Series((*schedules)[0].last_series_id());
+  ASSERT_EQ(s.tasks_size(), 2);
+  for (const v1::TaskStatus& t : s.tasks()) {
+    ASSERT_EQ(t.regressions_size(), 1) << t.agent_id();
+    const v1::RegressionVerdict& v = t.regressions(0);
+    EXPECT_EQ(v.sample_run_ids_size(), 5);
+    EXPECT_EQ(v.baseline_run_ids_size(), 5);
+    EXPECT_DOUBLE_EQ(v.threshold(), 0.05);
+    EXPECT_DOUBLE_EQ(v.level(), 0.05);
+    EXPECT_NEAR(v.sample_change(), -0.08, 1e-12);
+    if (t.agent_id() == "quiet") {
+      EXPECT_EQ(v.kind(), v1::RegressionVerdict::KIND_REGRESSION);
+      EXPECT_NEAR(v.p_value(), 0.007936507936507936, 1e-15);
+      EXPECT_EQ(t.flag_counts().at("REGRESSION"), 5u);
+      EXPECT_EQ(RegressionReason(v),
+                "REGRESSION: p = 0.00794 < 0.05 (Mann-Whitney U, two-sided, exact), 5 warm calls of this series vs 5 "
+                "earlier runs: output tokens/s median 46.05 vs 50.05 tokens/s (8.0% worse, threshold 5%)");
+    } else {
+      EXPECT_EQ(v.kind(), v1::RegressionVerdict::KIND_NOT_SIGNIFICANT);
+      EXPECT_FALSE(v.regression());
+      EXPECT_NEAR(v.p_value(), 0.2222222222222222, 1e-15);
+      EXPECT_EQ(t.flag_counts().count("REGRESSION"), 0u);
+      EXPECT_EQ(RegressionReason(v),
+                "NOT_SIGNIFICANT: p = 0.222 >= 0.05 (Mann-Whitney U, two-sided, exact), 5 warm calls of this series "
+                "vs 5 earlier runs: output tokens/s median 46 vs 50 tokens/s (8.0% worse, threshold 5%)");
+    }
+  }
+  // The first slot's series had no earlier runs at all: baseline too small, every call.
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM regressions WHERE verdict ->> 'kind' = 'KIND_BASELINE_TOO_SMALL'"),
+            "10");
+}
+
+TEST_F(SchedulerPgTest, ABadRegressionKeyIsRefusedAtSubmitNamingItsLine) {
+  AddMachine(testing::kAgentId, {});
+  v1::SubmitSeriesRequest request;
+  request.set_source_name("s.yaml");
+  request.set_spec_yaml(Spec("targets: all\nregression:\n  threshold: 5%\n"));
+  absl::StatusOr<v1::SubmitSeriesResponse> bad = scheduler_->Submit(request);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "s.yaml:9: field regression.threshold: must be a fraction between 0 and 1 (0.05 means 5%), got '5%'");
+  request.set_spec_yaml(Spec("targets: all\nregression:\n  baseline_runs: 2\n"));
+  EXPECT_EQ(scheduler_->Submit(request).status().message(),
+            "s.yaml:9: field regression.baseline_runs: must be a whole number from 3 to 100, got '2'");
+  request.set_spec_yaml(Spec("targets: all\nregression:\n  level: 0.01\n"));
+  EXPECT_EQ(scheduler_->Submit(request).status().message(),
+            "s.yaml:9: field regression.level: unknown key (expected baseline_runs, threshold)");
 }
 
 TEST_F(SchedulerPgTest, TasksBecomeKnownToTheMetricsAndTheFleetSnapshotReadsThem) {
