@@ -72,9 +72,8 @@ class RecordingMetrics : public NullMetrics {
   void TaskKnown(std::string_view agent_id, std::string_view task) override {
     Add(absl::StrCat("TaskKnown ", ToAbsl(agent_id), " ", ToAbsl(task)));
   }
-  void RegressionChecked(std::string_view agent_id, std::string_view task, bool regression) override {
-    Add(absl::StrCat("RegressionChecked ", ToAbsl(agent_id), " ", ToAbsl(task), " ",
-                     regression ? "regression" : "ok"));
+  void RegressionChecked(std::string_view agent_id, std::string_view task, std::string_view verdict) override {
+    Add(absl::StrCat("RegressionChecked ", ToAbsl(agent_id), " ", ToAbsl(task), " ", ToAbsl(verdict)));
   }
   void DatabaseError(std::string_view operation) override {
     Add(absl::StrCat("DatabaseError ", ToAbsl(operation)));
@@ -722,7 +721,8 @@ TEST_F(SchedulerPgTest, AScheduledSeriesEightPercentSlowerIsFlaggedWithLowNoiseA
     absl::StatusOr<std::vector<v1::Schedule>> schedules = scheduler_->ListSchedules();
     ASSERT_TRUE(schedules.ok());
     const std::string series_id = (*schedules)[0].last_series_id();
-    for (const v1::TaskStatus& t : Series(series_id).tasks()) {
+    const v1::SeriesStatus series = Series(series_id);
+    for (const v1::TaskStatus& t : series.tasks()) {
       task_of_agent[t.agent_id()] = t.task_id();
       const bool is_quiet = t.agent_id() == "quiet";
       const std::vector<double>& noise = is_quiet ? quiet : level == 50.0 ? noisy_before : noisy_after;
