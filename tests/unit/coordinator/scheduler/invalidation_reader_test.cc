@@ -1,5 +1,9 @@
-// An operator's invalidation reaches the guide: the database reader (synthesis/readers) shows
-// the INVALIDATED annotation as a flag of its run, with the operator's reason.
+// An operator's invalidation and the regression check reach the guide: the database reader
+// (synthesis/readers) shows the INVALIDATED annotation as a flag of its run, with the operator's
+// reason, and a REGRESSION as a flag of every run of its sample, its reason naming the test, the
+// p-value, the level and the baseline.
+#include "common/clock.h"
+#include "common/conditions_fingerprint.h"
 #include "common/hashing.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/store/migrator.h"
@@ -58,6 +62,64 @@ TEST(InvalidationReaderTest, TheGuideReaderSeesAnInvalidatedRunAsAFlag) {
   EXPECT_EQ(rows.rows[0]->flags[0].code, "INVALIDATED");
   EXPECT_EQ(rows.rows[0]->flags[0].reason, "bad cable");
   EXPECT_EQ(rows.rows[1]->flags.size(), 0u);
+}
+
+TEST(InvalidationReaderTest, TheGuideReaderSeesARegressionWithItsTestOnEveryRunOfItsSample) {
+  testing::PgTestDb db;
+  BENCHFLEET_REQUIRE_PG(db);
+  ASSERT_TRUE(Migrate(db.url()).ok());
+  std::unique_ptr<RunStore> runs = NewPgRunStore({db.url()});
+  std::unique_ptr<FleetStore> fleet = NewPgFleetStore({db.url()});
+  MachineUpdate machine;
+  machine.agent_id = testing::kAgentId;
+  machine.agent_version = "0.1.0";
+  machine.conditions = testing::MakeConditions("agent-1.local", {});
+  machine.conditions.set_fingerprint(ConditionsFingerprint(machine.conditions));
+  ASSERT_TRUE(runs->UpsertMachine(machine).ok());
+  SimulatedClock clock;
+  SchedulerOptions options;
+  options.clock = &clock;
+  options.coordinator_id = "c1";
+  Scheduler scheduler(fleet.get(), options);
+  v1::SubmitSeriesRequest submit;
+  submit.set_spec_yaml("series: s\ntask: chat-7b\nbackend: llama-server\nruns: {cold: 1, warm: 3}\ntargets: all\n");
+  absl::StatusOr<v1::SubmitSeriesResponse> submitted = scheduler.Submit(submit);
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  absl::StatusOr<v1::SeriesStatus> series = scheduler.GetSeries(submitted->series_id());
+  ASSERT_TRUE(series.ok());
+
+  // 5 earlier runs at 50 to 52 tokens/s, then 3 warm calls of the series at 40.
+  std::vector<v1::RunRecord> all;
+  for (uint32_t i = 1; i <= 5; ++i) {
+    all.push_back(testing::MakeRecord(i));
+    all.back().mutable_metrics(0)->set_value(49.5 + i * 0.5);
+  }
+  for (uint32_t call = 10; call <= 12; ++call) {
+    all.push_back(testing::MakeRecord(call));
+    all.back().set_series_id(submitted->series_id());
+    all.back().set_task_id(series->tasks(0).task_id());
+    all.back().mutable_metrics(0)->set_value(40);
+  }
+  PreparedRuns prepared;
+  for (const auto& r : all) ASSERT_TRUE(runs->PrepareRun(r, &prepared).ok());
+  std::vector<const PreparedRuns*> groups = {&prepared};
+  ASSERT_TRUE(runs->StoreRuns(groups).ok());
+  scheduler.RunsStored(all);
+
+  synthesis::RunRows rows;
+  absl::StatusOr<synthesis::ReadResult> read = synthesis::ReadRecordsFromDatabase(db.url(), {}, &rows);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(rows.rows.size(), 8u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(rows.rows[i]->flags.size(), 0u) << i;
+  for (size_t i = 5; i < 8; ++i) {
+    ASSERT_EQ(rows.rows[i]->flags.size(), 1u) << i;
+    EXPECT_EQ(rows.rows[i]->flags[0].code, "REGRESSION");
+    // Reference: exact two-sided Mann-Whitney p of 3 runs wholly below 5, 2 / C(8, 3) = 0.0357
+    // (enumerated in Python). The test comes first: the guide shows 160 characters of a reason.
+    EXPECT_EQ(rows.rows[i]->flags[0].reason,
+              "REGRESSION: p = 0.0357 < 0.05 (Mann-Whitney U, two-sided, exact), 3 warm calls of this series vs 5 "
+              "earlier runs: output tokens/s median 40 vs 51 tokens/s (21.6% worse, threshold 10%)");
+  }
 }
 
 }  // namespace
