@@ -1,6 +1,7 @@
 #include "common/record_validation.h"
 
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/hashing.h"
@@ -54,6 +55,16 @@ absl::Status CheckRecordBounds(const v1::RunRecord& record) {
   for (const v1::Metric& m : record.metrics()) {
     if (!std::isfinite(m.value())) {
       return absl::OutOfRangeError(absl::StrCat("metric \"", m.name(), "\" is ", m.value(), ", not a finite number"));
+    }
+  }
+  if (record.has_warm_stop()) {
+    const v1::WarmStop& w = record.warm_stop();
+    for (const auto& [field, value] : {std::pair{"max_ci_halfwidth", w.max_ci_halfwidth()}, {"median", w.median()},
+                                       {"ci_low", w.ci_low()}, {"ci_high", w.ci_high()}, {"ci_level", w.ci_level()},
+                                       {"ci_halfwidth", w.ci_halfwidth()}}) {
+      if (!std::isfinite(value)) {
+        return absl::OutOfRangeError(absl::StrCat("warm_stop.", field, " is ", value, ", not a finite number"));
+      }
     }
   }
   if (record.call_index() > kMaxCallIndex) {

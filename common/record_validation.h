@@ -35,7 +35,7 @@ inline constexpr int64_t kMaxRunSeconds = 7 * 24 * 3600;
 inline constexpr int64_t kMaxClockDisagreementSeconds = 3600;
 
 // Returns OK, or OUT_OF_RANGE with the first bound `record` is past: a metric value or request
-// time that is NaN or infinite, a negative duration or request time, end_time before
+// time (or a number of warm_stop) that is NaN or infinite, a negative duration or request time, end_time before
 // start_time, call_index or repetition over its maximum, a run longer than kMaxRunSeconds, or
 // times outside the run's window (kMaxClockDisagreementSeconds).
 absl::Status CheckRecordBounds(const v1::RunRecord& record);

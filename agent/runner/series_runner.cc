@@ -8,6 +8,7 @@
 #include "agent/runner/figures.h"
 #include "agent/runner/matrix.h"
 #include "agent/runner/throughput_drop.h"
+#include "agent/runner/warm_until.h"
 #include "common/string_views.h"
 #include "common/conditions_fingerprint.h"
 #include "common/figures.h"
@@ -65,6 +66,11 @@ absl::StatusOr<std::unique_ptr<SeriesRunner>> SeriesRunner::Create(const SeriesS
         spec.source, ": runs: validation ", runs.validation, ", cold ", runs.cold, ", warm ", runs.warm,
         ", repetitions ", runs.repetitions, " is not a series (warm runs need a cold run first)"));
   }
+  if (runs.warm_until.has_value() && MainFigure(backend->figures()) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(spec.source, ":", runs.warm_until->line,
+                                                   ": runs.warm.until needs a main figure to judge stability on, and "
+                                                   "the ", backend->name(), " backend declares none"));
+  }
   auto combinations = ExpandMatrix(spec, *backend);
   if (!combinations.ok()) return combinations.status();
   if (auto s = CheckSeriesFolderIsNew(options.env, options.out_dir); !s.ok()) return s;
@@ -101,6 +107,10 @@ absl::StatusOr<SeriesResult> SeriesRunner::Run() {
   if (options_.run_watcher != nullptr) options_.run_watcher->SetOutputTokenFigures(OutputTokenFigures(figures_));
   result_.throughput_drop_threshold = spec_.runs.throughput_drop_threshold;
   result_.repetitions = spec_.runs.repetitions;
+  result_.warm_until = spec_.runs.warm_until;
+  if (const FigureDeclaration* main = MainFigure(backend_->figures()); main != nullptr && result_.warm_until) {
+    result_.warm_until_metric = std::string(main->name);
+  }
   result_.combinations = combinations_;
   result_.conditions = options_.conditions;
 
@@ -149,6 +159,8 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
   for (int i = 1; i <= runs.warm; ++i) steps.push_back({v1::PHASE_WARM, uint32_t(i), uint32_t(runs.warm), 0, false});
 
   ThroughputDropTracker drops(result_.throughput_metric, runs.throughput_drop_threshold);
+  std::optional<WarmUntilTracker> until;
+  if (runs.warm_until.has_value()) until.emplace(*runs.warm_until, result_.warm_until_metric);
   std::unique_ptr<BackendSession> session;
   size_t made = 0;
   std::string last_step;    // "cold 1": the last run recorded
@@ -274,6 +286,8 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
           absl::StrCat("the ", backend_->name(), " backend left the run's status unset"));
     }
     result.throughput_drop = drops.Observe(&record);
+    // Repeat until stable: the warm calls end with this one when its record says why.
+    const bool warm_done = until.has_value() && until->Observe(&record);
 
     std::string figure;
     if (record.status().code() != v1::RunStatus::CODE_OK) {
@@ -294,7 +308,13 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
                           record.simulated() ? " SIMULATED" : ""));
     const bool failed = record.status().code() != v1::RunStatus::CODE_OK;
     const std::string failure = record.status().message();
+    const std::string warm_stop =
+        absl::StrCat(record.warm_stop().message(), record.simulated() ? " SIMULATED" : "");
     if (auto s = Keep(std::move(result)); !s.ok()) return s;
+    if (warm_done) {
+      Progress(absl::StrCat(where, " warm: ", warm_stop));
+      return false;  // the combination's plan is done: no stop_reason
+    }
     if (!session->alive()) {
       stop_reason = absl::StrCat("the ", backend_->name(), " session ended", failed ? ": " : "", failed ? failure : "");
       return false;

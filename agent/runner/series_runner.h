@@ -6,7 +6,8 @@
 // Per repetition, per matrix combination (matrix.h):
 //   VALIDATION runs (when runs.validation > 0) on their own session, which is then closed;
 //   COLD runs, each on a freshly opened session (the first call after Open is the cold one);
-//   WARM runs on the session of the last cold run; then Close.
+//   WARM runs on the session of the last cold run (with runs.warm.until, until the figures are
+//   stable or the maximum is reached: warm_until.h); then Close.
 // A combination whose session cannot be opened gets one FAILED record (the run it was opened
 // for, with the reason and the backend's log tail) and the series goes on with the next one; a
 // session that dies (alive() false) ends its combination. Nothing of the runner's own happens
@@ -112,6 +113,10 @@ struct SeriesResult {
   std::string throughput_metric;
   double throughput_drop_threshold = 0;
   int repetitions = 1;
+  // runs.warm.until when the spec gave it, and the metric its intervals are of (the backend's
+  // main figure).
+  std::optional<WarmUntil> warm_until;
+  std::string warm_until_metric;
   // The conditions every record refers to (fingerprint included).
   v1::MachineConditions conditions;
   std::vector<Combination> combinations;
@@ -131,7 +136,8 @@ struct SeriesResult {
   // are in the series folder all the same).
   absl::Status delivery_status;
 
-  // True when every planned run was made and none FAILED, and the series was not interrupted.
+  // True when every planned run was made and none FAILED, and the series was not interrupted
+  // (warm calls that runs.warm.until ended as stable before its max count as planned).
   bool clean() const;
 };
 
@@ -142,8 +148,8 @@ absl::Status CheckSeriesFolderIsNew(Env* env, const std::string& dir);
 class SeriesRunner {
  public:
   // Checks everything that can be checked before running: the options, allow.backends
-  // (PERMISSION_DENIED), that spec.backend is backend's name, the runs (warm needs cold), the
-  // matrix against the backend (INVALID_ARGUMENT with the spec's line) and that out_dir holds no
+  // (PERMISSION_DENIED), that spec.backend is backend's name, the runs (warm needs cold;
+  // runs.warm.until needs the backend's main figure), the matrix against the backend (INVALID_ARGUMENT with the spec's line) and that out_dir holds no
   // series yet. backend must outlive the runner.
   static absl::StatusOr<std::unique_ptr<SeriesRunner>> Create(const SeriesSpec& spec, Backend* backend,
                                                               RunnerOptions options);

@@ -119,6 +119,18 @@ std::string FormatSeriesSummary(const SeriesResult& result) {
                     line.simulated ? "  SIMULATED" : "", "\n");
   }
 
+  if (result.warm_until.has_value()) {
+    const WarmUntil& until = *result.warm_until;
+    absl::StrAppend(&out, absl::StrFormat("warm calls until stable (95%% CI of the median of %s, half-width <= %g%% "
+                                          "of it, tested from %d accepted calls, at most %d):\n",
+                                          result.warm_until_metric, until.ci_halfwidth * 100, until.min, until.max));
+    for (const RunResult& run : result.runs) {
+      if (run.record.has_warm_stop()) {
+        absl::StrAppend(&out, "  ", Where(result, run), ": ", run.record.warm_stop().message(),
+                        run.record.simulated() ? "  SIMULATED" : "", "\n");
+      }
+    }
+  }
   const int drops = static_cast<int>(std::count_if(result.runs.begin(), result.runs.end(), [](const RunResult& run) {
     return run.throughput_drop.has_value();
   }));

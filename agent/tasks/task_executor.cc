@@ -1,5 +1,6 @@
 #include "agent/tasks/task_executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <stop_token>
@@ -420,9 +421,18 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   uint32_t runs_total = 0;
   uint32_t runs_done = 0;
   uint32_t runs_failed = 0;
+  uint32_t warm_not_needed = 0;  // runs.warm.until: warm calls a stable combination did not need
   auto on_record = [&](const v1::RunRecord& record) {
     ++runs_done;
     if (record.status().code() != v1::RunStatus::CODE_OK) ++runs_failed;
+    // runs_total counted runs.warm.until.max warm calls: it falls by the calls not needed.
+    if (const v1::WarmStop& stop = record.warm_stop();
+        stop.reason() == v1::WarmStop::REASON_STABLE && stop.max_calls() > record.call_index()) {
+      const uint32_t left = runs_total - std::min(runs_total, runs_done);
+      const uint32_t saved = std::min(stop.max_calls() - record.call_index(), left);
+      runs_total -= saved;
+      warm_not_needed += saved;
+    }
     v1::TaskUpdate update;
     update.set_task_id(id);
     v1::TaskProgress* progress = update.mutable_progress();
@@ -491,7 +501,8 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
       accepted.set_attempt(task->attempt);
       task->latest = accepted;
     }
-    Log(absl::StrCat("task ", id, " accepted: series ", spec->series, ", ", runs_total, " runs, folder ", out_dir));
+    Log(absl::StrCat("task ", id, " accepted: series ", spec->series, ", ", runs.warm_until ? "at most " : "",
+                     runs_total, " runs", runs.warm_until ? " (warm calls until stable)" : "", ", folder ", out_dir));
     Send(accepted);
   }
 
@@ -519,6 +530,9 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
     cancel_reason = task->cancel_reason;
   }
   std::string message = absl::StrCat(runs_done, " of ", runs_total, " runs made, ", runs_failed, " FAILED");
+  if (warm_not_needed > 0) {
+    absl::StrAppend(&message, "; ", warm_not_needed, " warm call(s) not needed: stable before runs.warm.until.max");
+  }
   if (result->stopped_early > 0) {
     absl::StrAppend(&message, "; ", result->stopped_early, " combination(s) stopped early");
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <span>
 
@@ -93,6 +94,61 @@ absl::StatusOr<int> Count(const YAML::Node& node, std::string_view key, int64_t 
   return static_cast<int>(value);
 }
 
+// "2%", "0.5%": a number followed by '%', above 0 and below 100; returns the fraction (0.02).
+std::optional<double> Percentage(const YAML::Node& node) {
+  if (!node.IsScalar()) return std::nullopt;
+  const std::string& text = node.Scalar();
+  double percent = 0;
+  const absl::string_view number = absl::string_view(text).substr(0, text.empty() ? 0 : text.size() - 1);
+  // Digits and a decimal point only: SimpleAtod would also take " 2", "1e1" and "nan".
+  const bool digits = !number.empty() && absl::ascii_isdigit(static_cast<unsigned char>(number[0])) &&
+                      std::all_of(number.begin(), number.end(), [](char c) {
+                        return absl::ascii_isdigit(static_cast<unsigned char>(c)) || c == '.';
+                      });
+  if (!digits || text.back() != '%' || !absl::SimpleAtod(number, &percent) || !std::isfinite(percent) ||
+      percent <= 0 || percent >= 100) {
+    return std::nullopt;
+  }
+  return percent / 100;
+}
+
+// runs.warm as a map: {until: {ci_halfwidth: 2%, max: 30, min: 5}}.
+absl::StatusOr<WarmUntil> ParseWarmUntil(const YAML::Node& warm, const ErrorAt& error) {
+  if (auto s = CheckKeys(warm, "runs.warm.", {"until"}, error); !s.ok()) return s;
+  const YAML::Node until = warm["until"];
+  constexpr const char* kForm = "{ci_halfwidth: 2%, max: 30} (min, the accepted calls before the test applies, "
+                                "is optional)";
+  if (!until) return error(warm, absl::StrCat("runs.warm as a map must be {until: ", kForm, "}"));
+  if (!until.IsMap()) return error(until, absl::StrCat("runs.warm.until must be a map such as ", kForm, ", got ",
+                                                       Shown(until)));
+  if (auto s = CheckKeys(until, "runs.warm.until.", {"ci_halfwidth", "max", "min"}, error); !s.ok()) return s;
+  WarmUntil result;
+  result.line = LineOf(warm.begin()->first);  // the `until` key, the map's only one
+  const YAML::Node halfwidth = until["ci_halfwidth"];
+  if (!halfwidth) {
+    return error(until, "runs.warm.until: missing key 'ci_halfwidth' (the largest half-width of the 95% confidence "
+                        "interval of the median, relative to the median, e.g. 2%)");
+  }
+  const std::optional<double> fraction = Percentage(halfwidth);
+  if (!fraction.has_value()) {
+    return error(halfwidth, absl::StrCat("runs.warm.until.ci_halfwidth must be a percentage above 0% and below 100% "
+                                         "such as 2% or 0.5%, got ",
+                                         Shown(halfwidth)));
+  }
+  result.ci_halfwidth = *fraction;
+  if (const YAML::Node min = until["min"]) {
+    auto count = Count(min, "runs.warm.until.min", stats::kMinRunsForSpread, kMaxRunsPerPhase, error);
+    if (!count.ok()) return count.status();
+    result.min = *count;
+  }
+  const YAML::Node max = until["max"];
+  if (!max) return error(until, "runs.warm.until: missing key 'max' (the most warm calls, e.g. 30)");
+  auto count = Count(max, "runs.warm.until.max", result.min, kMaxRunsPerPhase, error);
+  if (!count.ok()) return count.status();
+  result.max = *count;
+  return result;
+}
+
 absl::StatusOr<RunsSpec> ParseRuns(const YAML::Node& node, std::string_view source, const ErrorAt& error) {
   RunsSpec runs;
   if (node.IsNull()) return runs;
@@ -114,6 +170,13 @@ absl::StatusOr<RunsSpec> ParseRuns(const YAML::Node& node, std::string_view sour
                                   CountField{"repetitions", &runs.repetitions, 1, kMaxRepetitions}}) {
     const YAML::Node value = node[field.key];
     if (!value) continue;
+    if (field.out == &runs.warm && value.IsMap()) {
+      auto until = ParseWarmUntil(value, error);
+      if (!until.ok()) return until.status();
+      runs.warm_until = *until;
+      runs.warm = until->max;
+      continue;
+    }
     auto count = Count(value, absl::StrCat("runs.", field.key), field.min, field.max, error);
     if (!count.ok()) return count.status();
     *field.out = *count;

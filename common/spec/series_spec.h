@@ -7,6 +7,7 @@
 #ifndef BENCHFLEET_COMMON_SPEC_SERIES_SPEC_H_
 #define BENCHFLEET_COMMON_SPEC_SERIES_SPEC_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/env.h"
+#include "common/stats/spread.h"
 #include "yaml-cpp/yaml.h"
 
 namespace benchfleet {
@@ -40,14 +42,31 @@ inline std::string DurationAboveBound(absl::Duration d, absl::Duration max) {
   return absl::StrCat("must be at most ", absl::FormatDuration(max), ", got ", absl::FormatDuration(d));
 }
 
+// runs.warm.until: the warm calls repeat until the confidence interval of the median of the
+// backend's main figure (over the accepted warm calls of the combination and repetition) is
+// narrow enough, or until max calls. E.g. `warm: {until: {ci_halfwidth: 2%, max: 30}}`.
+struct WarmUntil {
+  // The largest relative half-width of the interval, (high - low) / 2 / median, as a fraction
+  // (0.02 for "2%").
+  double ci_halfwidth = 0;
+  // Accepted warm calls needed before the test applies: at least stats::kMinRunsForSpread.
+  int min = stats::kMinRunsForSpread;
+  // The most warm calls made (RunsSpec::warm holds the same number).
+  int max = 0;
+  int line = 0;  // 1-based line of the `until` key in the spec
+};
+
 // How many runs of each phase, and their pacing (runs: in the spec).
 struct RunsSpec {
   // VALIDATION runs first, one per input set (input_index 0, 1, ...).
   int validation = 0;
   // COLD runs: each is the first call after the backend's session is (re)opened.
   int cold = 1;
-  // WARM runs after the last cold run, on the same session; call_index 1, 2, ...
+  // WARM runs after the last cold run, on the same session; call_index 1, 2, ... With
+  // warm_until, the most warm runs (warm_until->max): fewer are made once the figures are stable.
   int warm = 0;
+  // Set when runs.warm is `{until: {...}}` rather than a count.
+  std::optional<WarmUntil> warm_until;
   // How many times the whole sequence (every combination, every phase) is repeated.
   int repetitions = 1;
   // Waited (on the injected clock) before every run but the series' first one.

@@ -120,6 +120,20 @@ TEST(RecordValidationTest, NonFiniteFiguresAreOutOfRange) {
   EXPECT_EQ(ValidateRecord(r), absl::OutOfRangeError("request 1 inter_token_seconds is nan, not a finite number"));
 }
 
+// RunRecord.warm_stop (runs.warm.until): its numbers are figures too.
+TEST(RecordValidationTest, NonFiniteWarmStopNumbersAreOutOfRange) {
+  auto r = Timed();
+  r.mutable_warm_stop()->set_reason(v1::WarmStop::REASON_STABLE);
+  r.mutable_warm_stop()->set_median(52);
+  r.mutable_warm_stop()->set_ci_halfwidth(0.018);
+  EXPECT_TRUE(ValidateRecord(r).ok());
+  r.mutable_warm_stop()->set_ci_halfwidth(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(ValidateRecord(r), absl::OutOfRangeError("warm_stop.ci_halfwidth is nan, not a finite number"));
+  r.mutable_warm_stop()->set_ci_halfwidth(0.018);
+  r.mutable_warm_stop()->set_ci_low(-std::numeric_limits<double>::infinity());
+  EXPECT_EQ(ValidateRecord(r), absl::OutOfRangeError("warm_stop.ci_low is -inf, not a finite number"));
+}
+
 TEST(RecordValidationTest, CallIndexAndRepetitionPastTheirMaximumAreOutOfRange) {
   auto r = Timed();
   r.set_call_index(4294967295u);

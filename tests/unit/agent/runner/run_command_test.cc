@@ -349,6 +349,40 @@ TEST_F(RunCommandSimulatorTest, ASecondSigtermDuringASlowShutdownExitsAtOnce) {
   EXPECT_EQ((*records)[0].record.phase(), v1::PHASE_COLD);
 }
 
+// Repeat until stable against the simulator: the steady mode stops as stable, the mode whose every
+// other warm call runs at a quarter of the rate (--sim-throttle counts the cold call as request 1)
+// stops at the maximum; the report and the last warm call's record say which. The simulator's
+// figures are measured on this machine's clock, so the bound is wide (20%) and the steady mode's
+// stopping call is read, not assumed.
+TEST_F(RunCommandSimulatorTest, WarmCallsUntilStableStopWhenSteadyAndAtTheMaximumWhenNoisy) {
+  const std::string path = tmp_.path() + "/until.yaml";
+  Write(path, absl::StrCat("series: sim-until\ntask: sim-task\nbackend: llama-server\nllama-server:\n  binary: ",
+                           LLAMA_SERVER_SIM_BINARY, "\n  model: ", tmp_.path(), "/models/model.gguf\n",
+                           "  args: [--sim-load-ms, 50, --sim-cpu-tps, 100]\n  modes:\n",
+                           "    steady: [-ngl, 0]\n",
+                           "    noisy: [-ngl, 0, --sim-throttle, \"3:0.25,5:0.25,7:0.25,9:0.25\"]\n",
+                           "  prompt: Write a short paragraph about the history of the bicycle.\n",
+                           "  n_predict: 8\nruns:\n  warm: {until: {ci_halfwidth: 20%, max: 8}}\n"));
+  ASSERT_EQ(Run(Args(path, SimConfig())), 0) << out_ << err_;
+  EXPECT_THAT(out_, HasSubstr("warm calls until stable (95% CI of the median of predicted_per_second, half-width <= "
+                              "20% of it, tested from 5 accepted calls, at most 8):\n"));
+  EXPECT_THAT(out_, ContainsRegex("\n  steady: stopped: stable, CI half-width [0-9.]+% <= 20% after [5-8] warm "
+                                  "calls  SIMULATED\n  noisy: stopped: max 8 warm calls, CI half-width [0-9.]+% > "
+                                  "20%  SIMULATED\n"));
+  auto records = ReadRecords(Env::Default(), series_);
+  ASSERT_TRUE(records.ok()) << records.status();
+  std::vector<std::string> stops;
+  for (const SourcedRecord& r : *records) {
+    if (!r.record.has_warm_stop()) continue;
+    stops.push_back(absl::StrCat(r.record.mode(), " ", v1::WarmStop::Reason_Name(r.record.warm_stop().reason()),
+                                 r.record.call_index() == r.record.warm_stop().warm_calls() ? "" : " MISPLACED"));
+    EXPECT_TRUE(r.record.simulated());
+  }
+  EXPECT_THAT(stops, ElementsAre("steady REASON_STABLE", "noisy REASON_MAX"));
+  EXPECT_EQ(records->back().record.call_index(), 8u);
+  EXPECT_EQ(records->back().record.mode(), "noisy");
+}
+
 // A spec duration above its bound is refused before anything runs, with its file and line.
 TEST_F(RunCommandTest, ADurationAboveItsBoundIsExitCode2WithItsLine) {
   const std::string spec = Spec("  pause_between_runs: 100000000h\n");

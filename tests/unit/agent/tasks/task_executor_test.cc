@@ -263,6 +263,29 @@ TEST_F(TaskExecutorTest, AcceptedThenProgressAfterEveryRunThenFinished) {
                                           ::testing::StartsWith("run gpu warm 2"), "close gpu"));
 }
 
+// runs.warm.until: runs_total counts the most warm calls, and the progress after a combination's
+// warm calls stop as stable lowers it to what was needed.
+TEST_F(TaskExecutorTest, WarmCallsUntilStableLowerTheTotalWhenTheyStopEarly) {
+  // Warm calls 1-5 give median 52 and the interval (51, 53): 1.9% of it (agent/runner's warm_until_test).
+  fake_.Script("gpu", {Ok(48.1), Ok(52), Ok(51), Ok(53), Ok(52.5), Ok(51.5), Ok(50)});
+  Start(Options());
+  executor_->Assign(Assignment("task-1",
+                               "series: s1\ntask: t1\nbackend: fake\nruns:\n  cold: 1\n"
+                               "  warm: {until: {ci_halfwidth: 2%, max: 12}}\nmatrix:\n  mode: [gpu]\n"));
+  EXPECT_THAT(Updates(8), ElementsAre("task-1 accepted 13",
+                                      "task-1 progress 1/13 failed 0 COLD 1: predicted_per_second 48.1 tokens/s",
+                                      "task-1 progress 2/13 failed 0 WARM 1: predicted_per_second 52.0 tokens/s",
+                                      "task-1 progress 3/13 failed 0 WARM 2: predicted_per_second 51.0 tokens/s",
+                                      "task-1 progress 4/13 failed 0 WARM 3: predicted_per_second 53.0 tokens/s",
+                                      "task-1 progress 5/13 failed 0 WARM 4: predicted_per_second 52.5 tokens/s",
+                                      "task-1 progress 6/6 failed 0 WARM 5: predicted_per_second 51.5 tokens/s",
+                                      "task-1 finished ok 6 0: 6 of 6 runs made, 0 FAILED; 7 warm call(s) not needed: "
+                                      "stable before runs.warm.until.max"));
+  const std::vector<v1::RunRecord> records = OutboxRecords();
+  ASSERT_EQ(records.size(), 6u);
+  EXPECT_EQ(records.back().warm_stop().reason(), v1::WarmStop::REASON_STABLE);
+}
+
 // serve hands these to the uplink (AnnounceConditions): the coordinator then holds the
 // conditions whose fingerprint the records carry, not only those of the agent's Hello.
 TEST_F(TaskExecutorTest, TheSeriesFinishedConditionsAreAnnouncedBeforeItsFirstRecordIsQueued) {

@@ -225,6 +225,7 @@ TEST_F(SchedulerPgTest, EveryExampleSpecIsAcceptedOnADryRun) {
       {"llama-server-gpu-vs-cpu.yaml", {"gpu-a100"}},
       {"comfyui-sd15-txt2img.yaml", {"gpu-a100"}},
       {"llama-server-url.yaml", {"cpu-c5", "gpu-a100"}},
+      {"llama-server-until-stable.yaml", {"gpu-a100"}},  // runs.warm.until
       {"openai-concurrency-sweep.yaml", {"gpu-a100"}},
       {"workflow-v6.yaml", {"cpu-c5", "gpu-a100"}},
   };
