@@ -238,7 +238,10 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
   // Makes one run on the open session. False when the combination ends (the session died, or
   // the series is stopping).
   auto run = [&](const Step& step) -> absl::StatusOr<bool> {
-    if (StopRequested()) return false;
+    if (StopRequested()) {
+      Progress(absl::StrCat(where, ": stopped before ", PhaseName(step.phase), " ", step.call));
+      return false;
+    }
     const absl::Duration pause = runs.pause_between_runs;
     if (runs_started_ > 0 && pause > absl::ZeroDuration() && clock.WaitForStop(options_.stop, pause)) {
       StopRequested();
