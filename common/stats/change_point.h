@@ -23,7 +23,8 @@ struct ChangePoint {
   // U(t) = sum over i <= t < j of sign(x[i] - x[j]) at the change (t = first_after, 1-based):
   // positive when the values before are the larger ones (a fall), negative for a rise.
   double u = 0;
-  // Pettitt's K = max over t of |U(t)|; the first t reaching it is the change.
+  // Pettitt's K = max over t of |U(t)|. Where several t reach it (ties are common in short
+  // series), the change is the one whose medians either side differ most, then the first.
   double k = 0;
   // The approximate two-sided p-value 2 exp(-6 K^2 / (n^3 + n^2)), at most 1.
   double p_value = 1;

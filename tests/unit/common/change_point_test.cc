@@ -1,6 +1,7 @@
 // Pettitt's change-point test against reference values computed independently: a Python 3 script
-// (2026-12-02, standard library only, no SciPy) evaluating U(t) by its double-sum definition
-// sum_{i<=t} sum_{j>t} sign(x_i - x_j), K = max |U(t)| (first t on a tie), the approximate
+// (tests/unit/common/change_point_reference.py, 2026-12-02, standard library only, no SciPy) evaluating U(t) by its double-sum definition
+// sum_{i<=t} sum_{j>t} sign(x_i - x_j), K = max |U(t)| (on a tie of |U|, the t whose medians
+// either side differ most, then the first), the approximate
 // p = min(1, 2 exp(-6 K^2 / (n^3 + n^2))) (Pettitt 1979, eq. 2.5 and the approximation after it),
 // and statistics.median for the levels either side. The implementation uses the recurrence
 // U(t) = U(t-1) + sum_j sign(x_t - x_j) instead, so the two computations differ.
@@ -33,6 +34,16 @@ TEST(PettittChangePointTest, ThreeValuesGiveACappedPValue) {
   EXPECT_EQ(cp->first_after, 2u);
   EXPECT_EQ(cp->k, 2);
   EXPECT_EQ(cp->p_value, 1.0);
+  EXPECT_DOUBLE_EQ(cp->median_after, 30.0);
+}
+
+TEST(PettittChangePointTest, ATieOfUGoesToTheSplitWhoseMediansDifferMost) {
+  // Python: U = [2, 2]; t = 1 gives medians 52.9 | 41.3, t = 2 gives 52.75 | 30.0: t = 2.
+  const auto cp = PettittChangePoint({52.9, 52.6, 30.0});
+  ASSERT_TRUE(cp.has_value());
+  EXPECT_EQ(cp->first_after, 2u);
+  EXPECT_EQ(cp->u, 2);
+  EXPECT_DOUBLE_EQ(cp->median_before, 52.75);
   EXPECT_DOUBLE_EQ(cp->median_after, 30.0);
 }
 
@@ -71,12 +82,15 @@ TEST(PettittChangePointTest, OneFastOrSlowOutlierIsNoSignificantChange) {
   EXPECT_EQ(fast->k, 11);
   EXPECT_EQ(fast->p_value, 1.0);
   EXPECT_FALSE(fast->significant());
-  // Python, one slow seventh call: U = [1, 6, 3, 6, 5, 0, -9, -2, -9], t = 7, K = 9, p = 1.
+  // Python, one slow seventh call: U = [1, 6, 3, 6, 5, 0, -9, -2, -9], |U| = 9 at t = 7 (medians
+  // 52.8 | 53.2) and t = 9 (52.8 | 53.3): t = 9, p = 1. No fall is found: the slow call is noise.
   const auto slow = PettittChangePoint({52.9, 53.1, 52.7, 53.0, 52.8, 52.6, 30.0, 53.2, 52.5, 53.3});
   ASSERT_TRUE(slow.has_value());
-  EXPECT_EQ(slow->first_after, 7u);
+  EXPECT_EQ(slow->first_after, 9u);
   EXPECT_EQ(slow->u, -9);
   EXPECT_EQ(slow->p_value, 1.0);
+  EXPECT_DOUBLE_EQ(slow->median_before, 52.8);
+  EXPECT_DOUBLE_EQ(slow->median_after, 53.3);
 }
 
 TEST(PettittChangePointTest, EqualValuesOrTooFewHaveNoChangePoint) {
