@@ -10,6 +10,12 @@ namespace {
 
 int Sign(double d) { return d > 0 ? 1 : d < 0 ? -1 : 0; }
 
+double AbsoluteDeviations(const std::vector<double>& values, double center) {
+  double sum = 0;
+  for (double v : values) sum += std::fabs(v - center);
+  return sum;
+}
+
 }  // namespace
 
 std::optional<ChangePoint> PettittChangePoint(const std::vector<double>& values) {
@@ -29,17 +35,20 @@ std::optional<ChangePoint> PettittChangePoint(const std::vector<double>& values)
   ChangePoint best;
   best.n = n;
   best.k = k;
-  double best_gap = -1;
+  // The location: the split with the least sum of absolute deviations from each side's median.
+  double best_cost = 0;
   for (size_t t = 1; t < n; ++t) {
-    if (std::fabs(us[t - 1]) != k) continue;
-    const double before = *Median(std::vector<double>(values.begin(), values.begin() + t));
-    const double after = *Median(std::vector<double>(values.begin() + t, values.end()));
-    if (std::fabs(before - after) <= best_gap) continue;
-    best_gap = std::fabs(before - after);
+    const std::vector<double> before(values.begin(), values.begin() + t);
+    const std::vector<double> after(values.begin() + t, values.end());
+    const double median_before = *Median(before);
+    const double median_after = *Median(after);
+    const double cost = AbsoluteDeviations(before, median_before) + AbsoluteDeviations(after, median_after);
+    if (t > 1 && cost >= best_cost) continue;
+    best_cost = cost;
     best.first_after = t;
     best.u = us[t - 1];
-    best.median_before = before;
-    best.median_after = after;
+    best.median_before = median_before;
+    best.median_after = median_after;
   }
   const double nd = static_cast<double>(n);
   best.p_value = std::min(1.0, 2 * std::exp(-6 * k * k / (nd * nd * nd + nd * nd)));

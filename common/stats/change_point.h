@@ -1,6 +1,9 @@
-// Pettitt's test for one change of level in a sequence of figures (Pettitt 1979, "A
-// non-parametric approach to the change-point problem", Applied Statistics 28(2)): rank-based,
-// so one fast or slow value moves the statistic by at most one step. Used on the warm calls of
+// One change of level in a sequence of figures: whether there is one by Pettitt's test (Pettitt
+// 1979, "A non-parametric approach to the change-point problem", Applied Statistics 28(2)),
+// rank-based, so one fast or slow value moves its statistic by at most one step per pair; where
+// it is by the split with the least absolute deviations from each side's median (robust as
+// medians are, and, unlike Pettitt's own argmax, not pulled toward the middle of the series when
+// the new level has only one or two values yet, e.g. the newest warm call). Used on the warm calls of
 // one combination and repetition (agent/runner/throughput_drop.h) to name the call where the
 // throughput changed, with the level before and after. Pure functions; thread-safe.
 #ifndef BENCHFLEET_COMMON_STATS_CHANGE_POINT_H_
@@ -18,13 +21,14 @@ inline constexpr double kChangePointLevel = 0.05;
 inline constexpr size_t kMinValuesForChangePoint = 3;
 
 struct ChangePoint {
-  // Index of the first value of the new level: 1 .. n-1.
+  // Index of the first value of the new level, 1 .. n-1: the t minimising
+  // sum |x[i] - median(x[0, t))| over i < t plus sum |x[i] - median(x[t, n))| over i >= t (the
+  // first t on a tie).
   size_t first_after = 0;
-  // U(t) = sum over i <= t < j of sign(x[i] - x[j]) at the change (t = first_after, 1-based):
-  // positive when the values before are the larger ones (a fall), negative for a rise.
+  // Pettitt's U(t) = sum over i < t <= j of sign(x[i] - x[j]) at that split: positive when the
+  // values before are the larger ones.
   double u = 0;
-  // Pettitt's K = max over t of |U(t)|. Where several t reach it (ties are common in short
-  // series), the change is the one whose medians either side differ most, then the first.
+  // Pettitt's K = max over every split t of |U(t)|: the test's statistic.
   double k = 0;
   // The approximate two-sided p-value 2 exp(-6 K^2 / (n^3 + n^2)), at most 1.
   double p_value = 1;
@@ -36,7 +40,7 @@ struct ChangePoint {
   bool significant() const { return p_value < kChangePointLevel; }
 };
 
-// Returns the most likely single change of level in values (in order) by Pettitt's test; nullopt
+// Returns the most likely single change of level in values (in order); nullopt
 // for fewer than kMinValuesForChangePoint values or when every U(t) is 0 (no sign of a change,
 // e.g. all values equal).
 std::optional<ChangePoint> PettittChangePoint(const std::vector<double>& values);

@@ -1,10 +1,10 @@
-// Pettitt's change-point test against reference values computed independently: a Python 3 script
-// (tests/unit/common/change_point_reference.py, 2026-12-02, standard library only, no SciPy) evaluating U(t) by its double-sum definition
-// sum_{i<=t} sum_{j>t} sign(x_i - x_j), K = max |U(t)| (on a tie of |U|, the t whose medians
-// either side differ most, then the first), the approximate
-// p = min(1, 2 exp(-6 K^2 / (n^3 + n^2))) (Pettitt 1979, eq. 2.5 and the approximation after it),
-// and statistics.median for the levels either side. The implementation uses the recurrence
-// U(t) = U(t-1) + sum_j sign(x_t - x_j) instead, so the two computations differ.
+// The change point (Pettitt's test, least-absolute-deviations location) against reference values
+// computed independently by tests/unit/common/change_point_reference.py (Python 3, 2026-12-02,
+// standard library only, no SciPy): U(t) by its double-sum definition
+// sum_{i<=t} sum_{j>t} sign(x_i - x_j) (the implementation uses a recurrence instead),
+// K = max |U(t)|, p = min(1, 2 exp(-6 K^2 / (n^3 + n^2))) (Pettitt 1979, the approximation of
+// section 2.5), the location t minimising the absolute deviations from each side's
+// statistics.median (first t on a tie), and the medians either side.
 #include "common/stats/change_point.h"
 
 #include <gtest/gtest.h>
@@ -37,8 +37,8 @@ TEST(PettittChangePointTest, ThreeValuesGiveACappedPValue) {
   EXPECT_DOUBLE_EQ(cp->median_after, 30.0);
 }
 
-TEST(PettittChangePointTest, ATieOfUGoesToTheSplitWhoseMediansDifferMost) {
-  // Python: U = [2, 2]; t = 1 gives medians 52.9 | 41.3, t = 2 gives 52.75 | 30.0: t = 2.
+TEST(PettittChangePointTest, TheChangeIsWhereEachSidesMedianFitsBest) {
+  // Python: U = [2, 2] (|U| ties); absolute deviations 22.6 at t = 1, 0.3 at t = 2: t = 2.
   const auto cp = PettittChangePoint({52.9, 52.6, 30.0});
   ASSERT_TRUE(cp.has_value());
   EXPECT_EQ(cp->first_after, 2u);
@@ -61,6 +61,19 @@ TEST(PettittChangePointTest, AStepInTwelveNoisyCallsIsSignificantAtFivePercent) 
   EXPECT_NEAR(cp->median_after, 29.05, 1e-12);
 }
 
+TEST(PettittChangePointTest, ANewLevelOfOneCallIsPlacedAtThatCall) {
+  // Python: U = [2, 8, 6, 10, 10, 6], K = 10, p = 2 exp(-600/392) = 0.4328062700674268; Pettitt's
+  // own argmax would be t = 4; the least deviations are at t = 6 (0.9): 52.85 | 29.1.
+  const auto cp = PettittChangePoint({52.9, 53.1, 52.7, 53.0, 52.8, 52.6, 29.1});
+  ASSERT_TRUE(cp.has_value());
+  EXPECT_EQ(cp->first_after, 6u);
+  EXPECT_EQ(cp->u, 6);
+  EXPECT_EQ(cp->k, 10);
+  EXPECT_NEAR(cp->p_value, 0.4328062700674268, 1e-12);
+  EXPECT_NEAR(cp->median_before, 52.85, 1e-12);
+  EXPECT_DOUBLE_EQ(cp->median_after, 29.1);
+}
+
 TEST(PettittChangePointTest, ARiseHasANegativeU) {
   // Python: t = 8, U = -64, K = 64, p = 2 exp(-24576/4352) = 0.007055755283170262, 20.15 | 40.15.
   const auto cp = PettittChangePoint(
@@ -75,15 +88,18 @@ TEST(PettittChangePointTest, ARiseHasANegativeU) {
 }
 
 TEST(PettittChangePointTest, OneFastOrSlowOutlierIsNoSignificantChange) {
-  // Python, a fast first call: U = [9, 8, 11, 6, 7, 4, -3, 2, -7], t = 3, K = 11, p = 1 (capped).
+  // Python, a fast first call: U = [9, 8, 11, 6, 7, 4, -3, 2, -7], K = 11, p = 1 (capped); the
+  // least deviations split off the fast call (t = 1, cost 2.0): 80.0 | 52.9, not significant.
   const auto fast = PettittChangePoint({80.0, 52.9, 53.1, 52.7, 53.0, 52.8, 52.6, 53.2, 52.5, 53.3});
   ASSERT_TRUE(fast.has_value());
-  EXPECT_EQ(fast->first_after, 3u);
+  EXPECT_EQ(fast->first_after, 1u);
+  EXPECT_EQ(fast->u, 9);
+  EXPECT_DOUBLE_EQ(fast->median_before, 80.0);
   EXPECT_EQ(fast->k, 11);
   EXPECT_EQ(fast->p_value, 1.0);
   EXPECT_FALSE(fast->significant());
-  // Python, one slow seventh call: U = [1, 6, 3, 6, 5, 0, -9, -2, -9], |U| = 9 at t = 7 (medians
-  // 52.8 | 53.2) and t = 9 (52.8 | 53.3): t = 9, p = 1. No fall is found: the slow call is noise.
+  // Python, one slow seventh call: U = [1, 6, 3, 6, 5, 0, -9, -2, -9], K = 9, p = 1; the least
+  // deviations at t = 9 (24.4): 52.8 | 53.3. No fall is found: the slow call is noise.
   const auto slow = PettittChangePoint({52.9, 53.1, 52.7, 53.0, 52.8, 52.6, 30.0, 53.2, 52.5, 53.3});
   ASSERT_TRUE(slow.has_value());
   EXPECT_EQ(slow->first_after, 9u);
