@@ -154,16 +154,16 @@ std::string ThroughputDropTracker::Attribution(v1::RunRecord* record) const {
                                      "%g%% down with no throttle reason reported",
                                      absl::StrJoin(falls, ", "), kClockFallFraction * 100));
   }
-  std::vector<std::string> device;
-  for (std::string& fall : falls) device.push_back(std::move(fall));
-  if (was_throttled) device.push_back(throttled);
+  // What the device's own readings say: its clock falls, then the sampler's throttle reasons.
+  std::vector<std::string> slowdowns = std::move(falls);
+  if (was_throttled) slowdowns.push_back(throttled);
   std::vector<std::string> parts;
   if (HasFlag(*record, kContendedFlag)) {
     parts.push_back(absl::StrCat("the host was busy (", kContendedFlag, ": ", contended, ")",
-                                 device.empty() ? ", not a slowdown of the device" : ""));
+                                 slowdowns.empty() ? ", not a slowdown of the device" : ""));
   }
-  if (!device.empty()) {
-    parts.push_back(absl::StrCat("the device throttled (", absl::StrJoin(device, ", "), ")"));
+  if (!slowdowns.empty()) {
+    parts.push_back(absl::StrCat("the device throttled (", absl::StrJoin(slowdowns, ", "), ")"));
   }
   if (parts.empty()) {
     return MetricValue(*record, kSamplesMetric).has_value()
