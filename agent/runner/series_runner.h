@@ -99,7 +99,8 @@ struct RunResult {
   v1::RunRecord record;
   // CombinationLabel() of the record's combination.
   std::string label;
-  // The fall below the reference warm call, as a fraction, when flagged THROUGHPUT_DROP.
+  // The fall below the reference (the median of the first warm calls: throughput_drop.h), as a
+  // fraction, when flagged THROUGHPUT_DROP.
   std::optional<double> throughput_drop;
 };
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/platform/device_sampler.h"
 #include "agent/runner/figures.h"
 #include "agent/runner/throughput_drop.h"
 #include "common/string_views.h"
@@ -131,13 +132,49 @@ std::string FormatSeriesSummary(const SeriesResult& result) {
       }
     }
   }
-  const int drops = static_cast<int>(std::count_if(result.runs.begin(), result.runs.end(), [](const RunResult& run) {
-    return run.throughput_drop.has_value();
-  }));
+  // Per combination (and repetition), in run order: its judged warm calls and what its drops
+  // point to; Pettitt's change point is shown where a call was flagged or the change is
+  // significant.
+  struct Warm {
+    std::vector<WarmCall> calls;
+    int drops = 0;
+  };
+  std::vector<std::pair<std::string, Warm>> warm;
+  int drops = 0;
+  int causes[3] = {0, 0, 0};  // DropCause: unexplained, throttled, contended
+  for (const RunResult& run : result.runs) {
+    const std::optional<double> value = JudgedValue(run.record, result.throughput_metric);
+    if (!value.has_value()) continue;
+    const std::string where = Where(result, run);
+    auto it = std::find_if(warm.begin(), warm.end(), [&](const auto& w) { return w.first == where; });
+    if (it == warm.end()) it = warm.insert(warm.end(), {where, Warm{}});
+    it->second.calls.push_back(WarmCall{run.record.call_index(), *value});
+    if (!run.throughput_drop.has_value()) continue;
+    ++drops;
+    ++it->second.drops;
+    ++causes[static_cast<int>(CauseOfDrop(run.record))];
+  }
   if (drops > 0) {
-    absl::StrAppend(&out, absl::StrFormat("%s: %d warm call(s) fell more than %g%% below the first warm call of "
-                                          "their combination\n",
-                                          kThroughputDropFlag, drops, result.throughput_drop_threshold * 100));
+    std::vector<std::string> why;
+    if (causes[static_cast<int>(DropCause::kThrottled)] > 0) {
+      why.push_back(absl::StrCat(causes[static_cast<int>(DropCause::kThrottled)], " with the device throttling"));
+    }
+    if (causes[static_cast<int>(DropCause::kContended)] > 0) {
+      why.push_back(absl::StrCat(causes[static_cast<int>(DropCause::kContended)], " on a busy host (",
+                                 kContendedFlag, ")"));
+    }
+    if (causes[static_cast<int>(DropCause::kUnexplained)] > 0) {
+      why.push_back(absl::StrCat(causes[static_cast<int>(DropCause::kUnexplained)], " unexplained"));
+    }
+    absl::StrAppend(&out, absl::StrFormat("%s: %d warm call(s) fell more than %g%% below the median of the first %d "
+                                          "warm calls of their combination: %s\n",
+                                          kThroughputDropFlag, drops, result.throughput_drop_threshold * 100,
+                                          kDropReferenceCalls, absl::StrJoin(why, ", ")));
+  }
+  for (const auto& [where, w] : warm) {
+    const std::optional<LevelChange> change = FindLevelChange(w.calls);
+    if (!change.has_value() || (w.drops == 0 && !change->test.significant())) continue;
+    absl::StrAppend(&out, where, " warm: ", DescribeLevelChange(*change), "\n");
   }
   std::vector<const RunResult*> cache_hits;
   for (const RunResult& run : result.runs) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -107,22 +108,24 @@ void Decisions(const Analysis& analysis, SourceTable& sources, GuideModel* model
 }
 
 void Watches(const Analysis& analysis, SourceTable& sources, GuideModel* model) {
-  // Traps come sorted by key, run order, then flag order: one Watch per (key, code).
-  std::map<std::pair<CellKey, std::string>, size_t> index;
+  // Traps come sorted by key, run order, then flag order: one Watch per (key, code, cause).
+  using Group = std::tuple<CellKey, std::string, std::string>;
+  std::map<Group, size_t> index;
   std::vector<std::vector<const Trap*>> groups;
-  std::vector<std::pair<CellKey, std::string>> order;
+  std::vector<Group> order;
   for (const Trap& t : analysis.traps) {
-    auto [it, inserted] = index.emplace(std::make_pair(t.key, t.code), groups.size());
+    auto [it, inserted] = index.emplace(Group{t.key, t.code, t.cause}, groups.size());
     if (inserted) {
       groups.emplace_back();
-      order.emplace_back(t.key, t.code);
+      order.emplace_back(t.key, t.code, t.cause);
     }
     groups[it->second].push_back(&t);
   }
   for (size_t g = 0; g < groups.size(); ++g) {
     Watch w;
-    w.key = order[g].first;
-    w.code = order[g].second;
+    w.key = std::get<0>(order[g]);
+    w.code = std::get<1>(order[g]);
+    w.cause = std::get<2>(order[g]);
     w.reason = groups[g].front()->reason;
     std::vector<std::string> provenance;
     for (const Trap* t : groups[g]) {

@@ -265,6 +265,8 @@ struct TaskDecision {
 struct Watch {
   CellKey key;
   std::string code;
+  // For THROUGHPUT_DROP: Trap::cause ("THROTTLED", "CONTENDED" or "" unexplained), one Watch each.
+  std::string cause;
   std::vector<std::string> run_ids;  // run order
   std::vector<uint32_t> calls;       // parallel to run_ids
   Figure count;

@@ -70,8 +70,14 @@ void AppendTraps(const CellKey& key, const std::vector<const RunRow*>& runs, std
     if (r->status == v1::RunStatus::CODE_FAILED) {
       traps->push_back(Trap{key, std::string(r->run_id), r->call_index, "FAILED", std::string(r->status_message)});
     }
+    std::string cause;
     for (const auto& f : r->flags) {
-      traps->push_back(Trap{key, std::string(r->run_id), r->call_index, std::string(f.code), std::string(f.reason)});
+      if (f.code == "THROTTLED") cause = "THROTTLED";
+      if (f.code == "CONTENDED" && cause.empty()) cause = "CONTENDED";
+    }
+    for (const auto& f : r->flags) {
+      traps->push_back(Trap{key, std::string(r->run_id), r->call_index, std::string(f.code), std::string(f.reason),
+                            f.code == "THROUGHPUT_DROP" ? cause : std::string()});
     }
   }
 }

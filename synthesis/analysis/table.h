@@ -128,6 +128,10 @@ struct Trap {
   uint32_t call_index = 0;
   std::string code;
   std::string reason;
+  // For a THROUGHPUT_DROP: what the same record's own flags point to, "THROTTLED" (the device
+  // slowed down: the agent's sampler saw throttle reasons or a clock fall), else "CONTENDED" (the
+  // host was busy), else "" (unexplained). Empty for every other code.
+  std::string cause;
 };
 
 struct Analysis {

@@ -30,6 +30,9 @@ struct Messages {
   std::string_view phase_validation, phase_cold, phase_warm, phase_unspecified;
   std::string_view traps_section;    // "Traps"
   std::string_view cache_hits, throughput_drops, failed_runs, other_flags;
+  // Throughput drops whose run the device throttled during, and those on a busy host (CONTENDED);
+  // throughput_drops heads the unexplained ones.
+  std::string_view drops_throttled, drops_contended;
   std::string_view no_trap;          // "None."
   std::string_view run;              // "run"
   std::string_view call;             // "call"

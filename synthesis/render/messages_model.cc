@@ -148,6 +148,8 @@ const ModelMessages& ModelMessagesEn() {
       .watch_partial_offload = "runs in which the server offloaded fewer layers than asked: {count} ({runs}); kept out — {reason}",
       .watch_invalidated = "runs an operator invalidated: {count} ({runs}) — {reason}",
       .watch_other = "runs flagged {code}: {count} ({runs}) — {reason}",
+      .watch_drop_throttled = "warm runs with a throughput drop while the device throttled: {count} ({runs}) — {reason}. The device slowed down, not the software: burst and sustained are shown apart.",
+      .watch_drop_contended = "warm runs with a throughput drop while the host was busy with other work: {count} ({runs}) — {reason}. The host was busy, not the device at fault.",
       .threshold_move = "Above {day} {items} a day{users}, {class} no longer keeps up: move to {ref_class}, which "
                         "carries {ref_day} {items} a day.",
       .threshold_users = ", or {users} concurrent users at the {use} target",
@@ -332,6 +334,8 @@ const ModelMessages& ModelMessagesFr() {
       .watch_partial_offload = "exécutions où le serveur a déchargé moins de couches que demandé : {count} ({runs}) ; exclues — {reason}",
       .watch_invalidated = "exécutions invalidées par un opérateur : {count} ({runs}) — {reason}",
       .watch_other = "exécutions signalées {code} : {count} ({runs}) — {reason}",
+      .watch_drop_throttled = "exécutions à chaud avec une chute de débit pendant un bridage de l'accélérateur : {count} ({runs}) — {reason}. C'est le composant qui a ralenti, pas le logiciel : la pointe et le régime établi sont présentés à part.",
+      .watch_drop_contended = "exécutions à chaud avec une chute de débit pendant que la machine était occupée par d'autres travaux : {count} ({runs}) — {reason}. La machine était occupée ; le composant n'est pas en cause.",
       .threshold_move = "Au-delà de {day} {items} par jour{users}, {class} ne suit plus : passer à {ref_class}, qui "
                         "traite {ref_day} {items} par jour.",
       .threshold_users = ", ou de {users} utilisateurs simultanés à l'objectif {use}",

@@ -101,6 +101,8 @@ struct ModelMessages {
   std::string_view watch_none;
   std::string_view watch_cache_hit, watch_prompt_cache, watch_drop, watch_failed, watch_contended, watch_throttled,
       watch_no_offload, watch_partial_offload, watch_invalidated, watch_other;  // {machine} {setting} {count} {runs} {reason} {code}
+  // Throughput drops whose runs the device throttled during, or on a busy host (Watch::cause).
+  std::string_view watch_drop_throttled, watch_drop_contended;  // {count} {runs} {reason}
   std::string_view threshold_move;      // {day} {items} {users} {class} {ref_class} {ref_day}
   std::string_view threshold_users;     // {users} {use}
   std::string_view threshold_holds;     // {class} {ref_class}

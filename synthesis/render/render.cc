@@ -153,11 +153,17 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
   }
 }
 
-enum class TrapKind { kCache, kDrop, kFailed, kOther };
+// Throughput drops are listed apart by what their records point to: the device throttling, a busy
+// host, or nothing (unexplained).
+enum class TrapKind { kCache, kDropThrottled, kDropContended, kDrop, kFailed, kOther };
 
 TrapKind KindOf(const Trap& t) {
   if (t.code == "CACHE_HIT" || t.code == "PROMPT_CACHE_USED") return TrapKind::kCache;
-  if (t.code == "THROUGHPUT_DROP") return TrapKind::kDrop;
+  if (t.code == "THROUGHPUT_DROP") {
+    return t.cause == "THROTTLED"   ? TrapKind::kDropThrottled
+           : t.cause == "CONTENDED" ? TrapKind::kDropContended
+                                    : TrapKind::kDrop;
+  }
   if (t.code == "FAILED") return TrapKind::kFailed;
   return TrapKind::kOther;
 }
@@ -165,6 +171,8 @@ TrapKind KindOf(const Trap& t) {
 void RenderTraps(const Analysis& a, const Messages& m, std::string& out) {
   out += "## " + std::string(m.traps_section) + "\n\n";
   const std::pair<TrapKind, std::string_view> sections[] = {{TrapKind::kCache, m.cache_hits},
+                                                            {TrapKind::kDropThrottled, m.drops_throttled},
+                                                            {TrapKind::kDropContended, m.drops_contended},
                                                             {TrapKind::kDrop, m.throughput_drops},
                                                             {TrapKind::kFailed, m.failed_runs},
                                                             {TrapKind::kOther, m.other_flags}};
@@ -176,7 +184,7 @@ void RenderTraps(const Analysis& a, const Messages& m, std::string& out) {
                Code(t.run_id) + " (" + std::string(m.call) + " " + Code(std::to_string(t.call_index)) + ") — " +
                Code(t.code) + (t.reason.empty() ? "" : ": " + Code(t.reason)) + "\n";
     }
-    if (kind == TrapKind::kOther && lines.empty()) continue;
+    if ((kind == TrapKind::kOther || kind == TrapKind::kDropContended) && lines.empty()) continue;
     out += "### " + std::string(heading) + "\n\n" + (lines.empty() ? std::string(m.no_trap) + "\n" : lines) + "\n";
   }
 }

@@ -313,7 +313,9 @@ void RenderWatchSection(const GuideModel& model, Lang lang, std::string& out) {
     if (w.run_ids.size() > kShown) runs.push_back("…");
     std::string_view tmpl = w.code == "CACHE_HIT"           ? m.watch_cache_hit
                             : w.code == "PROMPT_CACHE_USED" ? m.watch_prompt_cache
-                            : w.code == "THROUGHPUT_DROP"   ? m.watch_drop
+                            : w.code == "THROUGHPUT_DROP"   ? (w.cause == "THROTTLED"   ? m.watch_drop_throttled
+                                                               : w.cause == "CONTENDED" ? m.watch_drop_contended
+                                                                                        : m.watch_drop)
                             : w.code == "FAILED"            ? m.watch_failed
                             : w.code == "CONTENDED"         ? m.watch_contended
                             : w.code == "THROTTLED"         ? m.watch_throttled

@@ -1126,6 +1126,35 @@ TEST(DeriveDecisionsTest, WatchesCountTheFlaggedRunsOfEachCellAndCode) {
   EXPECT_THAT(seen, ElementsAre("chat mac-1 THROUGHPUT_DROP 1", "sd gpu-box CACHE_HIT 1", "solo gpu-box FAILED 2"));
 }
 
+// The agent marks a drop on a throttling device with THROTTLED on the same record: the watch says
+// the device slowed down, apart from the unexplained drops.
+TEST(DeriveDecisionsTest, ADropWhileTheDeviceThrottledIsWatchedAsThrottling) {
+  std::vector<v1::RunRecord> fleet = Fleet();
+  for (v1::RunRecord& r : fleet) {
+    if (r.run_id() != "c3") continue;
+    v1::Flag* f = r.add_flags();
+    f->set_code("THROTTLED");
+    f->set_reason("nvidia:0 clocks event reasons sw_power_cap in 3 of 3 samples");
+  }
+  auto b = Derive(Context(kTargetsYaml), fleet);
+  std::vector<std::string> seen;
+  for (const Watch& w : b->model.watches) {
+    seen.push_back(w.key.machine + " " + w.code + " " + w.cause + " " + std::to_string(w.run_ids.size()));
+  }
+  EXPECT_THAT(seen, ElementsAre("mac-1 THROUGHPUT_DROP THROTTLED 1", "mac-1 THROTTLED  1", "gpu-box CACHE_HIT  1",
+                                "gpu-box FAILED  2"));
+  std::string watch;
+  RenderWatchSection(b->model, Lang::kEn, watch);
+  EXPECT_THAT(watch, HasSubstr("- `mac-1` `gpu, ctx=4096` (warm): warm runs with a throughput drop while the device "
+                               "throttled: 1 ["));
+  EXPECT_THAT(watch, HasSubstr("] (`c3` (call `2`)) — `-46.7% at call 3 vs call 1`. The device slowed down, not the "
+                               "software: burst and sustained are shown apart.\n"));
+  std::string watch_fr;
+  RenderWatchSection(b->model, Lang::kFr, watch_fr);
+  EXPECT_THAT(watch_fr, HasSubstr("- `mac-1` `gpu, ctx=4096` (à chaud) : exécutions à chaud avec une chute de débit pendant un "
+                                  "bridage de l'accélérateur : 1 ["));
+}
+
 TEST(RenderDecisionTest, TheAnswerAndTheTableSayWhichLevelIsJudged) {
   auto b = Derive(Context(kTargetsYaml), Fleet());
   const DecisionRow& m1pro = RowOfClass(DecisionOf(b->model, "chat"), "m1pro");

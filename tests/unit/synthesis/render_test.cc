@@ -133,8 +133,12 @@ TEST(RenderMarkdownTest, EnglishRowsTitleAndTraps) {
   EXPECT_THAT(md, HasSubstr(cpu_row));
   EXPECT_THAT(md, HasSubstr("### Cache hits (excluded)\n\n- `chat-7b` — `host-gpu / llama-server / gpu / n_predict=128 / "
                             "warm` — run `g5` (call `5`) — `CACHE_HIT`: `prompt served from the cache`\n"));
-  EXPECT_THAT(md, HasSubstr("### Throughput drops\n\n- `chat-7b` — `host-gpu / llama-server / gpu / n_predict=128 / "
-                            "warm` — run `g2` (call `2`) — `THROUGHPUT_DROP`: `-43% from call 1 to call 2`\n"));
+  EXPECT_THAT(md, HasSubstr("### Throughput drops while the device throttled\n\nNone.\n\n"
+                            "### Unexplained throughput drops\n\n- `chat-7b` — `host-gpu / llama-server / gpu / "
+                            "n_predict=128 / warm` — run `g2` (call `2`) — `THROUGHPUT_DROP`: `-43% from call 1 to call "
+                            "2`\n"));
+  // No drop on a busy host: no such heading.
+  EXPECT_THAT(md, Not(HasSubstr("busy host")));
   EXPECT_THAT(md, HasSubstr("### Failed runs\n\n- `chat-7b` — `host-cpu / llama-server / cpu / n_predict=128 / "
                             "cold` — run `c6` (call `6`) — `FAILED`: `CUDA error: out of memory`\n"));
 }
@@ -152,7 +156,37 @@ TEST(RenderMarkdownTest, FrenchUsesDecimalCommaAndCatalogue) {
   EXPECT_THAT(md, Not(HasSubstr("52.9")));
   EXPECT_THAT(md, HasSubstr("### Exécutions en échec\n"));
   EXPECT_THAT(md, HasSubstr("exécution `c6` (appel `6`) — `FAILED`: `CUDA error: out of memory`"));
-  EXPECT_THAT(md, HasSubstr("### Chutes de débit\n"));
+  EXPECT_THAT(md, HasSubstr("### Chutes de débit inexpliquées\n"));
+}
+
+// The agent's attribution on the records themselves: a drop whose run is also THROTTLED is listed
+// as throttling, one whose run is CONTENDED as a busy host, apart from the unexplained one (g2).
+TEST(RenderMarkdownTest, DropsWhileTheDeviceThrottledOrTheHostWasBusyAreListedApart) {
+  std::vector<v1::RunRecord> records = Records(false);
+  auto flag = [](v1::RunRecord& r, const std::string& code, const std::string& reason) {
+    v1::Flag* f = r.add_flags();
+    f->set_code(code);
+    f->set_reason(reason);
+  };
+  flag(records[2], "THROUGHPUT_DROP", "28.2 is 46.7% below the reference 52.9; the device throttled (SM clock 1410 -> 1005 MHz)");
+  flag(records[2], "THROTTLED", "SM clock 1410 -> 1005 MHz");
+  flag(records[3], "CONTENDED", "other processes on the nvidia device(s) during the run: pid 4242 python3");
+  flag(records[3], "THROUGHPUT_DROP", "27.9 is 47.3% below the reference 52.9; the host was busy");
+  Analysis a = Analyze(records);
+  const std::string md = RenderMarkdown(a, Lang::kEn);
+  const std::string where = "- `chat-7b` — `host-gpu / llama-server / gpu / n_predict=128 / warm` — run ";
+  EXPECT_THAT(md, HasSubstr("### Throughput drops while the device throttled\n\n" + where +
+                            "`g3` (call `3`) — `THROUGHPUT_DROP`: `28.2 is 46.7% below the reference 52.9; the device "
+                            "throttled (SM clock 1410 -> 1005 MHz)`\n\n"
+                            "### Throughput drops on a busy host (CONTENDED)\n\n" + where +
+                            "`g4` (call `4`) — `THROUGHPUT_DROP`: `27.9 is 47.3% below the reference 52.9; the host was "
+                            "busy`\n\n"
+                            "### Unexplained throughput drops\n\n" + where +
+                            "`g2` (call `2`) — `THROUGHPUT_DROP`: `-43% from call 1 to call 2`\n\n"));
+  const std::string fr = RenderMarkdown(a, Lang::kFr);
+  EXPECT_THAT(fr, HasSubstr("### Chutes de débit pendant un bridage de l'accélérateur\n\n- `chat-7b`"));
+  EXPECT_THAT(fr, HasSubstr("### Chutes de débit sur un hôte occupé (CONTENDED)\n\n- `chat-7b`"));
+  EXPECT_THAT(fr, HasSubstr("### Chutes de débit inexpliquées\n\n- `chat-7b`"));
 }
 
 TEST(RenderMarkdownTest, NotSimulatedHasPlainTitle) {

@@ -244,6 +244,12 @@ TEST_F(RunCommandSimulatorTest, ACleanSeriesFlagsTheCollapseStreamsAndExitsZero)
   EXPECT_THAT(out_, ContainsRegex("\ngpu warm  1: [0-9.]+  2: [0-9.]+  3: [0-9.]+ \\(THROUGHPUT_DROP -[0-9.]+%\\)  "
                                   "4: [0-9.]+ \\(THROUGHPUT_DROP -[0-9.]+%\\)  SIMULATED\n"));
   EXPECT_THAT(out_, ContainsRegex("\ncpu warm  1: [0-9.]+  2: [0-9.]+  3: [0-9.]+  4: [0-9.]+  SIMULATED\n"));
+  // The change of level is named at warm call 3 (the simulator throttles generation requests 4
+  // and 5: warm calls 3 and 4); four calls are never significant at 5% (p = 0.60 at most).
+  EXPECT_THAT(out_, ContainsRegex("\nTHROUGHPUT_DROP: 2 warm call\\(s\\) fell more than 15% below the median of the "
+                                  "first 3 warm calls of their combination: [^\n]+\ngpu warm: the level fell from "
+                                  "[0-9.]+ to [0-9.]+ at warm call 3 \\(Pettitt p=0.6 over 4 warm calls, not "
+                                  "significant at 5%\\)\n"));
   EXPECT_THAT(out_, HasSubstr(absl::StrCat("sent to coordinator ", gateway.address(),
                                            ": 10 stored, 0 duplicates, 0 rejected\n")));
 
@@ -258,6 +264,9 @@ TEST_F(RunCommandSimulatorTest, ACleanSeriesFlagsTheCollapseStreamsAndExitsZero)
     for (const v1::Flag& flag : r.record.flags()) {
       if (flag.code() == "THROUGHPUT_DROP") {
         flagged.push_back(absl::StrCat(r.record.mode(), " ", r.record.call_index()));
+        EXPECT_THAT(flag.reason(), ::testing::ContainsRegex(
+                                       "the median of warm calls 1-3 \\(threshold 15%\\); the level fell from [0-9.]+ "
+                                       "to [0-9.]+ at warm call 3 \\(Pettitt p="));
       }
     }
   }

@@ -307,54 +307,69 @@ TEST_F(SeriesRunnerTest, AFailedRunOnALiveSessionDoesNotStopTheCombination) {
   EXPECT_FALSE(result.clean());
 }
 
+// The expected reasons and fractions: computed by a Python 3 re-implementation of the rule of
+// throughput_drop.h (see throughput_drop_test.cc).
 TEST_F(SeriesRunnerTest, ThroughputDropIsFlaggedAtExactlyTheCallsBelowTheThreshold) {
   backend_.Script("gpu", Values({48.1, 52.9, 52.6, 30.0, 28.2}));
-  // 8.5 is 15.8% below 10.1 (flagged); 8.6 is 14.9% below (not).
-  backend_.Script("cpu", Values({9.8, 10.1, 10.0, 8.5, 8.6}));
+  // The reference is the median of warm calls 1-3, 10.0: 8.4 is 16.0% below (flagged); 8.6 is 14%
+  // below (not).
+  backend_.Script("cpu", Values({9.8, 10.1, 10.0, 8.4, 8.6}));
   const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 4\n"));
   EXPECT_THAT(Briefs(result),
               ElementsAre("gpu cold 1 r1 OK 48.1", "gpu warm 1 r1 OK 52.9", "gpu warm 2 r1 OK 52.6",
                           "gpu warm 3 r1 OK 30.0 THROUGHPUT_DROP", "gpu warm 4 r1 OK 28.2 THROUGHPUT_DROP",
                           "cpu cold 1 r1 OK 9.8", "cpu warm 1 r1 OK 10.1", "cpu warm 2 r1 OK 10.0",
-                          "cpu warm 3 r1 OK 8.5 THROUGHPUT_DROP", "cpu warm 4 r1 OK 8.6"));
+                          "cpu warm 3 r1 OK 8.4 THROUGHPUT_DROP", "cpu warm 4 r1 OK 8.6"));
   EXPECT_EQ(result.runs[3].record.flags(0).reason(),
-            "predicted_per_second 30.0 is 43.3% below the first warm call's 52.9 (threshold 15%)");
+            "predicted_per_second 30.0 is 43.0% below the reference 52.6, the median of warm calls 1-3 (threshold "
+            "15%); the level fell from 52.8 to 30.0 at warm call 3 (Pettitt p=1 over 3 warm calls, not significant "
+            "at 5%); unexplained: no device samples");
   EXPECT_EQ(result.runs[4].record.flags(0).reason(),
-            "predicted_per_second 28.2 is 46.7% below the first warm call's 52.9 (threshold 15%)");
+            "predicted_per_second 28.2 is 46.4% below the reference 52.6, the median of warm calls 1-3 (threshold "
+            "15%); the level fell from 52.8 to 29.1 at warm call 3 (Pettitt p=0.6 over 4 warm calls, not significant "
+            "at 5%); unexplained: no device samples");
   EXPECT_EQ(result.runs[8].record.flags(0).reason(),
-            "predicted_per_second 8.5 is 15.8% below the first warm call's 10.1 (threshold 15%)");
-  EXPECT_NEAR(*result.runs[3].throughput_drop, (52.9 - 30.0) / 52.9, 1e-12);
+            "predicted_per_second 8.4 is 16.0% below the reference 10.0, the median of warm calls 1-3 (threshold "
+            "15%); the level fell from 10.1 to 8.4 at warm call 3 (Pettitt p=1 over 3 warm calls, not significant at "
+            "5%); unexplained: no device samples");
+  EXPECT_NEAR(*result.runs[3].throughput_drop, (52.6 - 30.0) / 52.6, 1e-12);
   EXPECT_FALSE(result.runs[9].throughput_drop.has_value());
   // A drop is an observation, not a failure.
   EXPECT_TRUE(result.clean());
 }
 
 TEST_F(SeriesRunnerTest, ThroughputDropExactlyAtTheThresholdIsNotFlagged) {
-  backend_.Script("gpu", Values({90, 100, 85, 84.9}));
-  const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 3\nmatrix:\n  mode: [gpu]\n"));
-  EXPECT_THAT(Briefs(result), ElementsAre("gpu cold 1 r1 OK 90.0", "gpu warm 1 r1 OK 100.0", "gpu warm 2 r1 OK 85.0",
-                                          "gpu warm 3 r1 OK 84.9 THROUGHPUT_DROP"));
+  // (100 - 85) / 100 is the threshold itself; 84.9 is 15.1% below.
+  backend_.Script("gpu", Values({90, 100, 100, 100, 85, 84.9}));
+  const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 5\nmatrix:\n  mode: [gpu]\n"));
+  EXPECT_THAT(Briefs(result), ElementsAre("gpu cold 1 r1 OK 90.0", "gpu warm 1 r1 OK 100.0", "gpu warm 2 r1 OK 100.0",
+                                          "gpu warm 3 r1 OK 100.0", "gpu warm 4 r1 OK 85.0",
+                                          "gpu warm 5 r1 OK 84.9 THROUGHPUT_DROP"));
 }
 
-TEST_F(SeriesRunnerTest, ThroughputDropReferenceIsTheFirstWarmCallThatSucceeded) {
-  backend_.Script("gpu", {Ok(40), Fail("HTTP 400"), Ok(50), Ok(40)});
-  const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 3\nmatrix:\n  mode: [gpu]\n"));
-  ASSERT_EQ(result.runs.size(), 4u);
-  ASSERT_EQ(result.runs[3].record.flags_size(), 1);
-  EXPECT_EQ(result.runs[3].record.flags(0).reason(),
-            "predicted_per_second 40.0 is 20.0% below warm call 2's (the first that succeeded) 50.0 (threshold 15%)");
+TEST_F(SeriesRunnerTest, ThroughputDropReferenceIsTheMedianOfTheFirstWarmCallsThatSucceeded) {
+  backend_.Script("gpu", {Ok(40), Ok(50), Fail("HTTP 400"), Ok(52), Ok(48), Ok(40)});
+  const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 5\nmatrix:\n  mode: [gpu]\n"));
+  ASSERT_EQ(result.runs.size(), 6u);
+  ASSERT_EQ(result.runs[5].record.flags_size(), 1);
+  EXPECT_EQ(result.runs[5].record.flags(0).reason(),
+            "predicted_per_second 40.0 is 20.0% below the reference 50.0, the median of warm calls 1, 3, 4 (threshold "
+            "15%); the level fell from 50.0 to 40.0 at warm call 5 (Pettitt p=0.6 over 4 warm calls, not significant "
+            "at 5%); unexplained: no device samples");
 }
 
 TEST_F(SeriesRunnerTest, ThroughputDropIsPerRepetitionWithTheSpecsThreshold) {
-  // Repetition 2 is slower throughout: its own first warm call is its reference.
-  backend_.Script("gpu", Values({50, 50, 50, 30, 30, 20}));
+  // Repetition 2 is slower throughout: its own first warm calls are its reference.
+  backend_.Script("gpu", Values({50, 50, 50, 50, 30, 30, 30, 20}));
   const SeriesResult result = RunSeries(absl::StrCat(
-      kHead, "runs:\n  warm: 2\n  repetitions: 2\n  throughput_drop_threshold: 0.3\nmatrix:\n  mode: [gpu]\n"));
+      kHead, "runs:\n  warm: 3\n  repetitions: 2\n  throughput_drop_threshold: 0.3\nmatrix:\n  mode: [gpu]\n"));
   EXPECT_THAT(Briefs(result), ElementsAre("gpu cold 1 r1 OK 50.0", "gpu warm 1 r1 OK 50.0", "gpu warm 2 r1 OK 50.0",
-                                          "gpu cold 1 r2 OK 30.0", "gpu warm 1 r2 OK 30.0",
-                                          "gpu warm 2 r2 OK 20.0 THROUGHPUT_DROP"));
-  EXPECT_EQ(result.runs[5].record.flags(0).reason(),
-            "predicted_per_second 20.0 is 33.3% below the first warm call's 30.0 (threshold 30%)");
+                                          "gpu warm 3 r1 OK 50.0", "gpu cold 1 r2 OK 30.0", "gpu warm 1 r2 OK 30.0",
+                                          "gpu warm 2 r2 OK 30.0", "gpu warm 3 r2 OK 20.0 THROUGHPUT_DROP"));
+  EXPECT_EQ(result.runs[7].record.flags(0).reason(),
+            "predicted_per_second 20.0 is 33.3% below the reference 30.0, the median of warm calls 1-3 (threshold "
+            "30%); the level fell from 30.0 to 20.0 at warm call 3 (Pettitt p=1 over 3 warm calls, not significant at "
+            "5%); unexplained: no device samples");
 }
 
 TEST_F(SeriesRunnerTest, PauseBetweenRunsIsTakenOnTheInjectedClock) {
@@ -604,14 +619,15 @@ TEST_F(SeriesRunnerTest, AnOpenEndedByAStopIsNotRecorded) {
 }
 
 TEST_F(SeriesRunnerTest, ProgressHasOneLinePerRun) {
-  backend_.Script("gpu", Values({48.1, 52.9, 30.0}));
-  RunSeries(absl::StrCat(kHead, "runs:\n  warm: 2\nmatrix:\n  mode: [gpu]\n"));
+  backend_.Script("gpu", Values({48.1, 52.9, 52.9, 30.0}));
+  RunSeries(absl::StrCat(kHead, "runs:\n  warm: 3\nmatrix:\n  mode: [gpu]\n"));
   EXPECT_THAT(progress_, ElementsAre(absl::StrCat("series s1 (task t1, task id ", kTaskId,
                                                   "): 1 combination(s) x 1 repetition(s), backend fake"),
                                      "gpu: opening fake for cold 1", "gpu: fake fake-1.0 ready",
                                      "gpu cold 1/1: predicted_per_second 48.1 tokens/s",
-                                     "gpu warm 1/2: predicted_per_second 52.9 tokens/s",
-                                     "gpu warm 2/2: predicted_per_second 30.0 tokens/s (THROUGHPUT_DROP -43.3%)"));
+                                     "gpu warm 1/3: predicted_per_second 52.9 tokens/s",
+                                     "gpu warm 2/3: predicted_per_second 52.9 tokens/s",
+                                     "gpu warm 3/3: predicted_per_second 30.0 tokens/s (THROUGHPUT_DROP -43.3%)"));
 }
 
 TEST_F(SeriesRunnerTest, AnExcludingFlagIsOnTheProgressLineOfItsCall) {
