@@ -40,6 +40,14 @@ std::vector<std::string> OutputTokenFigures(FigureDeclarations figures) {
   return out;
 }
 
+std::vector<std::string> ImageFigures(FigureDeclarations figures) {
+  std::vector<std::string> out;
+  for (const FigureDeclaration& f : figures) {
+    if (f.images) out.emplace_back(f.name);
+  }
+  return out;
+}
+
 std::vector<const v1::Metric*> HeadlineFigures(const v1::RunRecord& record) {
   std::vector<const v1::Metric*> out;
   for (const v1::Metric& m : record.metrics()) {

@@ -34,6 +34,8 @@ struct FigureDeclaration {
   // True on the count of output tokens a run generated (what energy per token divides by); not
   // stamped on records.
   bool output_tokens = false;
+  // True on the count of images a run made (what energy per image divides by); not stamped.
+  bool images = false;
 };
 
 using FigureDeclarations = std::span<const FigureDeclaration>;
@@ -49,6 +51,9 @@ std::vector<FigureDeclaration> JoinFigures(FigureDeclarations backend, FigureDec
 
 // The names of the figures declared as output-token counts, in declaration order.
 std::vector<std::string> OutputTokenFigures(FigureDeclarations figures);
+
+// The names of the figures declared as image counts, in declaration order.
+std::vector<std::string> ImageFigures(FigureDeclarations figures);
 
 // The headline figures of `record`, main figure first, then by rank; ties keep record order.
 std::vector<const v1::Metric*> HeadlineFigures(const v1::RunRecord& record);

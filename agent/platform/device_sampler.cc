@@ -62,6 +62,15 @@ std::optional<double> OutputTokens(const v1::RunRecord& record, const std::vecto
   return tokens;
 }
 
+std::optional<double> Images(const v1::RunRecord& record, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    for (const v1::Metric& metric : record.metrics()) {
+      if (metric.name() == name) return metric.value();
+    }
+  }
+  return std::nullopt;
+}
+
 std::string Mib(uint64_t bytes) { return absl::StrFormat("%.0f MiB", bytes / (1024.0 * 1024.0)); }
 
 }  // namespace
@@ -172,6 +181,9 @@ void AnnotateRun(const std::vector<DeviceReading>& readings, RunWindow window, c
     if (auto tokens = OutputTokens(*record, options.output_token_metrics); tokens.has_value() && *tokens > 0) {
       AddMetric(record, kEnergyPerTokenMetric, energy / *tokens, "J/token");
     }
+    if (auto images = Images(*record, options.image_metrics); images.has_value() && *images > 0) {
+      AddMetric(record, kEnergyPerImageMetric, energy / *images, "J/image");
+    }
   }
   if (!throttled.empty()) {
     v1::Flag* flag = record->add_flags();
@@ -229,6 +241,8 @@ void DeviceSampler::Loop() {
 
 void DeviceSampler::SetOutputTokenFigures(std::vector<std::string> names) { output_token_metrics_ = std::move(names); }
 
+void DeviceSampler::SetImageFigures(std::vector<std::string> names) { image_metrics_ = std::move(names); }
+
 void DeviceSampler::BeginRun() {
   if (running_) return;
   {
@@ -270,6 +284,7 @@ std::vector<std::string> DeviceSampler::EndRun(v1::RunRecord* record) {
   annotate.clock_fraction = options_.clock_fraction;
   annotate.load_percent = options_.load_percent;
   annotate.output_token_metrics = output_token_metrics_;
+  annotate.image_metrics = image_metrics_;
   std::lock_guard<std::mutex> lock(mu_);
   AnnotateRun(readings_, window, annotate, record);
   // One line per distinct problem, in order of first sight: a tool failing at 1 Hz says so once.

@@ -25,12 +25,15 @@ inline constexpr char kThrottledFlag[] = "THROTTLED";
 inline constexpr char kContendedFlag[] = "CONTENDED";
 inline constexpr char kEnergyMetric[] = "device_energy_joules";
 inline constexpr char kEnergyPerTokenMetric[] = "device_energy_joules_per_output_token";
+inline constexpr char kEnergyPerImageMetric[] = "device_energy_joules_per_image";
 
 // The declaration of the figures the sampler adds (common/figures.h), which the runner stamps after
-// the backend's own: energy per output token is a headline figure where it is measured.
+// the backend's own: energy per output token and per image are headline figures where measured.
 inline constexpr FigureDeclaration kDeviceFigures[] = {
     {.name = kEnergyPerTokenMetric, .unit = "J/token", .better = v1::BETTER_LOWER, .headline = 1,
      .label = "energy per output token"},
+    {.name = kEnergyPerImageMetric, .unit = "J/image", .better = v1::BETTER_LOWER, .headline = 2,
+     .label = "energy per image"},
     {.name = kEnergyMetric, .unit = "J", .better = v1::BETTER_LOWER},
 };
 
@@ -54,6 +57,8 @@ struct AnnotateOptions {
   // OutputTokenFigures), first found wins; else the sum of requests[].output_tokens when the
   // record has requests.
   std::vector<std::string> output_token_metrics;
+  // The record's metrics that count images (ImageFigures of the declaration), first found wins.
+  std::vector<std::string> image_metrics;
 };
 
 // Returns the energy in joules of power samples (at, watts) over window, by the trapezoid
@@ -70,7 +75,8 @@ std::optional<double> IntegrateEnergy(const std::vector<std::pair<absl::Duration
 //   temperature_celsius,sm_clock_mhz}_{mean,peak} (prefix "device<index>_" with several devices);
 //   device_samples, the number of readings;
 // - device_energy_joules over window (every device's power must cover it; else none at all) and
-//   device_energy_joules_per_output_token when the record counts output tokens;
+//   device_energy_joules_per_output_token when the record counts output tokens, and
+//   device_energy_joules_per_image when it counts images;
 // - THROTTLED when a device's throttle reasons say so, or (no reasons reported) its clock was
 //   below clock_fraction of its maximum under load;
 // - CONTENDED when a process not of the agent's tree used a device, naming it.
@@ -94,6 +100,8 @@ class RunWatcher {
   // The backend's figures that count output tokens (OutputTokenFigures of its declaration), for
   // figures per token; called by the runner before its first run. Ignored by default.
   virtual void SetOutputTokenFigures(std::vector<std::string> names) {}
+  // The backend's figures that count images (ImageFigures), for figures per image; ignored by default.
+  virtual void SetImageFigures(std::vector<std::string> names) {}
   virtual void BeginRun() = 0;
   // Adds what was observed to record; returns the problems met, one line each (for progress).
   virtual std::vector<std::string> EndRun(v1::RunRecord* record) = 0;
@@ -108,6 +116,8 @@ class DeviceSampler : public RunWatcher {
 
   // Keeps the names for EndRun's energy per token (AnnotateOptions::output_token_metrics).
   void SetOutputTokenFigures(std::vector<std::string> names) override;
+  // Keeps the names for EndRun's energy per image (AnnotateOptions::image_metrics).
+  void SetImageFigures(std::vector<std::string> names) override;
   // Reads the devices now, then every period until EndRun.
   void BeginRun() override;
   // Reads once more, stops, and annotates record (AnnotateRun) over the record's start_time and
@@ -130,6 +140,7 @@ class DeviceSampler : public RunWatcher {
   absl::Duration mono_at_begin_;
   bool running_ = false;
   std::vector<std::string> output_token_metrics_;
+  std::vector<std::string> image_metrics_;
 };
 
 }  // namespace benchfleet::agent

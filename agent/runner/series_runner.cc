@@ -7,6 +7,7 @@
 #include "agent/platform/device_sampler.h"
 #include "agent/runner/figures.h"
 #include "agent/runner/matrix.h"
+#include "agent/runner/steady_state.h"
 #include "agent/runner/throughput_drop.h"
 #include "agent/runner/warm_until.h"
 #include "common/string_views.h"
@@ -102,9 +103,14 @@ absl::StatusOr<SeriesResult> SeriesRunner::Run() {
   result_.task_id = options_.task_id;
   result_.backend = spec_.backend;
   result_.out_dir = options_.out_dir;
-  figures_ = JoinFigures(backend_->figures(), kDeviceFigures);
+  // The backend's figures, then the device sampler's and the steady state's (generic: from the
+  // device readings and RequestTiming alone), their headline ranks after the backend's.
+  figures_ = JoinFigures(JoinFigures(backend_->figures(), kDeviceFigures), kSteadyStateFigures);
   result_.throughput_metric = ThroughputDropMetric(backend_->figures());
-  if (options_.run_watcher != nullptr) options_.run_watcher->SetOutputTokenFigures(OutputTokenFigures(figures_));
+  if (options_.run_watcher != nullptr) {
+    options_.run_watcher->SetOutputTokenFigures(OutputTokenFigures(figures_));
+    options_.run_watcher->SetImageFigures(ImageFigures(figures_));
+  }
   result_.throughput_drop_threshold = spec_.runs.throughput_drop_threshold;
   result_.repetitions = spec_.runs.repetitions;
   result_.warm_until = spec_.runs.warm_until;
@@ -281,6 +287,11 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
       metric->set_name(kDeviceTemperatureMetric);
       metric->set_value(*temperature);
       metric->set_unit("celsius");
+    }
+    if (record.status().code() == v1::RunStatus::CODE_OK) {
+      if (std::optional<SteadyState> steady = SteadyStateOf(record); steady.has_value()) {
+        AddSteadyStateFigures(*steady, &record);
+      }
     }
     StampFigures(figures_, &record);
     if (record.status().code() == v1::RunStatus::CODE_UNSPECIFIED) {

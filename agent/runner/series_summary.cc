@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/platform/device_sampler.h"
 #include "agent/runner/figures.h"
+#include "agent/runner/steady_state.h"
 #include "agent/runner/throughput_drop.h"
 #include "common/string_views.h"
 #include "common/record_validation.h"
@@ -202,6 +203,21 @@ std::string FormatSeriesSummary(const SeriesResult& result) {
         absl::StrAppend(&out, "    | ", line, "\n");
       }
     }
+  }
+  // The serving runs' warm-up, beside their whole-run figures: computed again from the requests
+  // the record keeps (the record's steady-state metrics are the same figures).
+  std::vector<std::string> steady_lines;
+  for (const RunResult& run : result.runs) {
+    if (run.record.status().code() != v1::RunStatus::CODE_OK) continue;
+    if (std::optional<SteadyState> steady = SteadyStateOf(run.record); steady.has_value()) {
+      steady_lines.push_back(absl::StrCat("  ", Where(result, run), " ", PhaseName(run.record.phase()), " ",
+                                          run.record.call_index(), ": ", SteadyStateLine(*steady),
+                                          run.record.simulated() ? "  SIMULATED" : ""));
+    }
+  }
+  if (!steady_lines.empty()) {
+    absl::StrAppend(&out, "steady state of the runs with requests (MSER-5 warm-up dropped; whole run -> steady):\n");
+    for (const std::string& line : steady_lines) absl::StrAppend(&out, line, "\n");
   }
   if (!result.notes.empty()) {
     absl::StrAppend(&out, "notes:\n");

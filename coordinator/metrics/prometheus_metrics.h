@@ -36,8 +36,9 @@ inline constexpr size_t kMaxVariantsPerTask = 16;
 
 // At most this many distinct headline figures (figure, unit, headline, better) per (agent, task);
 // later ones all go to the one whose four labels are "other". A backend declares a handful
-// (llama-server 3, openai 5, plus energy per token where measured), so only a record that does
-// not come from a declaration reaches it.
+// (llama-server 3, openai 5, plus energy per token or per image where measured, plus the steady
+// state's 2 on runs with requests: openai's 8 at most), so only a record that does not come from a
+// declaration reaches it.
 inline constexpr size_t kMaxFiguresPerTask = 8;
 
 // The caps on the bench-result labels' values (metrics/README.md, "Label rules"): each counts the

@@ -126,11 +126,12 @@ std::string MemoryText(const GuideModel& model, const DecisionRow& row, Lang lan
   return Fill(capacity.empty() ? m.memory_no_capacity : m.memory_of, values);
 }
 
-// Energy per output token: the further figure measured in joules per token, where measured.
+// Energy per output token, or per image: the further figure measured in joules per token (or per
+// image: ComfyUI), where the device sampler measured it.
 std::string EnergyText(const Cell* cell, Lang lang, const ModelMessages& m) {
   if (cell != nullptr) {
     for (const FurtherFigure& f : cell->further) {
-      if (f.unit != "J/token") continue;
+      if (f.unit != "J/token" && f.unit != "J/image") continue;
       return LevelText(f.median, f.min, f.max, lang, m) + " " + Word(LocalWords(f.unit, lang));
     }
   }

@@ -14,6 +14,7 @@
 #include "agent/backends/openai/figures.h"
 #include "agent/backends/workflow/figures.h"
 #include "agent/platform/device_sampler.h"
+#include "agent/runner/steady_state.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/deploy/deploy_files.h"
@@ -266,7 +267,8 @@ TEST_F(DashboardsTest, NoDashboardRuleOrAlertNamesABackendsMetric) {
                                      FigureDeclarations(agent::comfyui::kFigures),
                                      FigureDeclarations(agent::openai::kFigures),
                                      FigureDeclarations(agent::workflow::kFigures),
-                                     FigureDeclarations(agent::kDeviceFigures)}) {
+                                     FigureDeclarations(agent::kDeviceFigures),
+                                     FigureDeclarations(agent::kSteadyStateFigures)}) {
     for (const FigureDeclaration& f : figures) {
       if (f.name.find('_') != std::string_view::npos) names.insert(std::string(f.name));
     }
@@ -343,7 +345,7 @@ TEST(RulesTest, TheAlertsExistWithSeverityAndAnnotations) {
   EXPECT_THAT(alerts, UnorderedElementsAre("BenchfleetAgentDown", "BenchfleetScrapeTargetDown",
                                            "BenchfleetRegressionDetected", "BenchfleetThroughputDrop",
                                            "BenchfleetCacheHit", "BenchfleetRunsFailed", "BenchfleetIngestErrors",
-                                           "BenchfleetOutboxBackingUp"));
+                                           "BenchfleetOutboxBackingUp", "BenchfleetAgentCertificateExpiring"));
 }
 
 TEST(RulesTest, RecordingRulesFollowLevelMetricOperations) {

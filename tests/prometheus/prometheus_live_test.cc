@@ -32,6 +32,7 @@
 #include "benchfleet/v1/fleet.grpc.pb.h"
 #include "common/figures.h"
 #include "common/hashing.h"
+#include "common/tls/certificates.h"
 #include "gtest/gtest.h"
 #include "tests/integration/fleet.h"
 #include "tests/prometheus/deploy_sources.h"
@@ -47,7 +48,7 @@ namespace {
 const std::vector<std::string> kRequiredAlerts = {
     "BenchfleetAgentDown",          "BenchfleetScrapeTargetDown", "BenchfleetRegressionDetected",
     "BenchfleetThroughputDrop",     "BenchfleetCacheHit",         "BenchfleetRunsFailed",
-    "BenchfleetIngestErrors",       "BenchfleetOutboxBackingUp",
+    "BenchfleetIngestErrors",       "BenchfleetOutboxBackingUp",  "BenchfleetAgentCertificateExpiring",
 };
 constexpr char kShortFor[] = "2s";
 constexpr char kLlamaTask[] = "llama-qwen2.5-3b-q4km";
@@ -139,7 +140,7 @@ class PrometheusLiveTest : public ::testing::Test {
       if (t.joinable()) t.join();
     }
     scripted_.clear();
-    for (RealAgent* a : {&r1_, &r2_, &r3_}) {
+    for (RealAgent* a : {&r1_, &r2_, &r3_, &r4_}) {
       if (a->process == nullptr) continue;
       a->process->Signal(SIGTERM);
       if (!PollUntil([&] { return !a->process->running(); }, absl::Seconds(10))) a->process->Signal(SIGKILL);
@@ -347,7 +348,7 @@ class PrometheusLiveTest : public ::testing::Test {
   std::string work_;
   std::string model_;
   std::vector<std::unique_ptr<Coordinator>> coordinators_;
-  RealAgent r1_, r2_, r3_;
+  RealAgent r1_, r2_, r3_, r4_;
   std::vector<std::unique_ptr<ScriptedAgent>> scripted_;
   std::unique_ptr<PrometheusServer> prometheus_;
   std::vector<std::thread> scenario_threads_;
@@ -420,6 +421,7 @@ TEST_F(PrometheusLiveTest, EveryExpressionOfDeployParsesReturnsDataAndEveryAlert
   r1_ = MakeAgent("agent-r1");
   r2_ = MakeAgent("agent-r2");
   r3_ = MakeAgent("agent-r3");  // the outbox scenario's, started later
+  r4_ = MakeAgent("agent-r4");  // the certificate scenario's, started later
   ASSERT_TRUE(StartServe(&r1_, a.address())) << r1_.log();
   ASSERT_TRUE(StartServe(&r2_, b.address())) << r2_.log();
   ASSERT_TRUE(PollUntil([&] { return Connected(a, r1_.agent_id) && Connected(b, r2_.agent_id); }, absl::Seconds(20)))
@@ -718,6 +720,41 @@ TEST_F(PrometheusLiveTest, EveryExpressionOfDeployParsesReturnsDataAndEveryAlert
                              {"serve", "--config", r3_.config, "--coordinator", gone, "--metrics-listen",
                               r3_.metrics_address()});
     agent_targets.push_back(r3_.metrics_address());
+    write_targets(prometheus_->port());
+  }
+
+  // A certificate whose renewal fails: agent r4 holds a fleet certificate that ends in 2 days
+  // (renewal is due 30 days before the end) and its coordinator is gone, so it cannot renew it.
+  const std::string r4_metrics = r4_.metrics_address();
+  scenarios["BenchfleetAgentCertificateExpiring"] = {
+      "agent r4 serves with a certificate ending in 2 days that it cannot renew (no coordinator listening)",
+      [=](const ActiveAlert& alert) { return Label(alert, "instance") == r4_metrics; }};
+  {
+    const absl::Time now = absl::Now();
+    const std::string ca_key = *tls::NewPrivateKeyPem();
+    tls::CertificateSpec ca;
+    ca.common_name = "benchfleet fleet CA";
+    ca.not_before = now - absl::Hours(1);
+    ca.not_after = now + absl::Hours(24 * 365);
+    ca.is_ca = true;
+    const std::string ca_cert = *tls::SelfSignedCertificatePem(ca_key, ca);
+    const std::string agent_key = *tls::NewPrivateKeyPem();
+    tls::CertificateSpec agent;
+    agent.common_name = "agent-r4";
+    agent.not_before = now - absl::Hours(1);
+    agent.not_after = now + absl::Hours(48);
+    agent.client = true;
+    const std::string tls_dir = r4_.dir + "/state/tls";
+    ::mkdir((r4_.dir + "/state").c_str(), 0700);
+    ::mkdir(tls_dir.c_str(), 0700);
+    ASSERT_TRUE(WriteFileAtomically(tls_dir + "/ca.pem", ca_cert));
+    ASSERT_TRUE(WriteFileAtomically(tls_dir + "/agent.pem", *tls::IssueCertificatePem(agent_key, agent, ca_cert, ca_key)));
+    ASSERT_TRUE(WriteFileAtomically(tls_dir + "/agent-key.pem", agent_key));
+    ::chmod((tls_dir + "/agent-key.pem").c_str(), 0600);
+    const std::string gone = "127.0.0.1:" + std::to_string(FreePort());
+    r4_.process = StartAgent(r4_.dir, "serve",
+                             {"serve", "--config", r4_.config, "--coordinator", gone, "--metrics-listen", r4_metrics});
+    agent_targets.push_back(r4_metrics);
     write_targets(prometheus_->port());
   }
 

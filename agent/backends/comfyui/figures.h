@@ -12,7 +12,7 @@ inline constexpr FigureDeclaration kFigures[] = {
     // The server's own execution time of the prompt (its execution_start to execution_success).
     {.name = "server_execution_seconds", .unit = "s", .better = v1::BETTER_LOWER, .headline = 2,
      .label = "server execution time"},
-    {.name = "images", .unit = "images"},
+    {.name = "images", .unit = "images", .images = true},
     {.name = "cached_nodes", .unit = "nodes"},
     {.name = "executed_nodes", .unit = "nodes"},
 };

@@ -748,6 +748,65 @@ TEST(PrometheusMetricsTest, HeadlineFiguresPastEightPerAgentAndTaskAreOther) {
   EXPECT_EQ(by_series["txt2img/warm"], image);
 }
 
+// Energy where a probe gave power, and the steady state of a serving run, as the series runner
+// stamps them after the backend's figures (agent/platform/device_sampler.h,
+// agent/runner/steady_state.h): a gauge each, by their labels; a run without them adds none.
+TEST(PrometheusMetricsTest, EnergyAndSteadyStateFiguresAreGaugesWhereMeasured) {
+  PrometheusMetrics metrics;
+  auto add = [](v1::RunRecord* r, const std::string& name, double value, const std::string& unit, uint32_t headline,
+                const std::string& label, v1::Better better) {
+    v1::Metric* m = r->add_metrics();
+    m->set_name(name);
+    m->set_value(value);
+    m->set_unit(unit);
+    m->set_headline(headline);
+    m->set_label(label);
+    m->set_better(better);
+  };
+  // An openai-like run: its 5 headline figures, energy per token (6), the steady state (8, 9):
+  // 8 figures, within the cap of 8 per (agent, task), so none is "other".
+  v1::RunRecord serving = WarmRun();
+  serving.set_task("chat-serve");
+  serving.set_backend("openai");
+  serving.clear_metrics();
+  for (int i = 1; i <= 5; ++i) {
+    add(&serving, "figure_" + std::to_string(i), i, "s", i, "figure " + std::to_string(i), v1::BETTER_LOWER);
+  }
+  add(&serving, "energy_token", 0.52, "J/token", 6, "energy per output token", v1::BETTER_LOWER);
+  add(&serving, "steady_mean", 0.999375, "s", 8, "steady-state mean latency", v1::BETTER_LOWER);
+  add(&serving, "warm_up", 20, "requests", 9, "MSER-5 warm-up requests", v1::BETTER_UNSPECIFIED);
+  metrics.RunStored(serving);
+  // A ComfyUI-like run with energy per image; a llama-server run measured without power.
+  v1::RunRecord images = WarmRun();
+  images.set_task("txt2img");
+  images.set_backend("comfyui");
+  images.clear_metrics();
+  images.clear_matrix();
+  add(&images, "per_second", 0.5, "images/s", 1, "images/s", v1::BETTER_HIGHER);
+  add(&images, "energy_image", 150, "J/image", 4, "energy per image", v1::BETTER_LOWER);
+  metrics.RunStored(images);
+  metrics.RunStored(WarmRun());
+
+  std::map<std::string, std::map<std::string, std::string>> by_task;  // task -> figure -> "unit headline better value"
+  for (const auto& family : metrics.registry()->Collect()) {
+    if (family.name != "benchfleet_run_last_figure") continue;
+    for (const auto& m : family.metric) {
+      std::map<std::string, std::string> l;
+      for (const auto& label : m.label) l[label.name] = label.value;
+      by_task[l["task"]][l["figure"]] = absl::StrCat(l["unit"], " ", l["headline"], " ", l["better"], " ", m.gauge.value);
+    }
+  }
+  EXPECT_EQ(by_task["chat-serve"].size(), 8u);
+  EXPECT_EQ(by_task["chat-serve"].count("other"), 0u);
+  EXPECT_EQ(by_task["chat-serve"]["energy per output token"], "J/token 6 lower 0.52");
+  EXPECT_EQ(by_task["chat-serve"]["steady-state mean latency"], "s 8 lower 0.999375");
+  EXPECT_EQ(by_task["chat-serve"]["MSER-5 warm-up requests"], "requests 9 unspecified 20");
+  EXPECT_EQ(by_task["txt2img"], (std::map<std::string, std::string>{{"energy per image", "J/image 4 lower 150"},
+                                                                     {"images/s", "images/s 1 higher 0.5"}}));
+  EXPECT_EQ(by_task["llama-gen"], (std::map<std::string, std::string>{{"output tokens/s", "tokens/s 1 higher 50"},
+                                                                       {"time to first token", "s 2 lower 0.2"}}));
+}
+
 TEST(PrometheusMetricsTest, RunsDifferingOnlyBySeedPromptAndRunIdAddNoSeries) {
   PrometheusMetrics metrics;
   metrics.RpcMethodsServed({"/benchfleet.v1.Admin/ListRuns"});

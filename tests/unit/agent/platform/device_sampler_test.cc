@@ -137,6 +137,34 @@ TEST(AnnotateRunTest, JoulesPerTokenFromTheRequests) {
   EXPECT_DOUBLE_EQ(FindMetric(record, kEnergyPerTokenMetric)->value(), 5);
 }
 
+TEST(AnnotateRunTest, JoulesPerImageFromTheDeclaredImageCount) {
+  // 150 W for 4 s = 600 J over 4 images (a ComfyUI batch): 150 J/image; no tokens, no J/token.
+  std::vector<DeviceReading> readings = {Reading(0, 150), Reading(4, 150)};
+  v1::RunRecord record;
+  v1::Metric* images = record.add_metrics();
+  images->set_name("image_count");
+  images->set_value(4);
+  images->set_unit("images");
+  AnnotateOptions options;
+  options.image_metrics = {"image_count"};
+  AnnotateRun(readings, {S(0), S(4)}, options, &record);
+  EXPECT_DOUBLE_EQ(FindMetric(record, kEnergyMetric)->value(), 600);
+  ASSERT_NE(FindMetric(record, kEnergyPerImageMetric), nullptr);
+  EXPECT_DOUBLE_EQ(FindMetric(record, kEnergyPerImageMetric)->value(), 150);
+  EXPECT_EQ(FindMetric(record, kEnergyPerImageMetric)->unit(), "J/image");
+  EXPECT_EQ(FindMetric(record, kEnergyPerTokenMetric), nullptr);
+  // Undeclared (a backend without an image count), or no image made: no figure per image.
+  v1::RunRecord undeclared = record;
+  undeclared.mutable_metrics()->DeleteSubrange(1, undeclared.metrics_size() - 1);
+  AnnotateRun(readings, {S(0), S(4)}, {}, &undeclared);
+  EXPECT_EQ(FindMetric(undeclared, kEnergyPerImageMetric), nullptr);
+  v1::RunRecord none;
+  none.add_metrics()->set_name("image_count");
+  AnnotateRun(readings, {S(0), S(4)}, options, &none);
+  EXPECT_NE(FindMetric(none, kEnergyMetric), nullptr);
+  EXPECT_EQ(FindMetric(none, kEnergyPerImageMetric), nullptr);
+}
+
 TEST(AnnotateRunTest, ThrottledByReasons) {
   std::vector<DeviceReading> readings = {Reading(0, 100), Reading(1, 100), Reading(2, 100)};
   readings[0].devices[0].throttle_reasons = 0x1;

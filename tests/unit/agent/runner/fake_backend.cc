@@ -52,6 +52,7 @@ class FakeSession : public BackendSession {
     metric->set_name("predicted_per_second");
     metric->set_value(run.value);
     metric->set_unit("tokens/s");
+    for (const v1::RequestTiming& r : run.requests) *record->add_requests() = r;
     if (!run.cache_hit.empty()) {
       v1::Flag* flag = record->add_flags();
       flag->set_code("CACHE_HIT");

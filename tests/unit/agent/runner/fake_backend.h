@@ -23,6 +23,7 @@ struct FakeRun {
   bool dies = false;        // the session is dead after this run
   bool leave_status_unset = false;
   std::string cache_hit;  // when set: the run is OK and flagged CACHE_HIT with this reason
+  std::vector<v1::RequestTiming> requests;  // copied into an OK run's record (a serving backend's)
 };
 
 // Shorthands for scripts.
