@@ -93,6 +93,7 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
   });
   Analysis analysis = AnalyzeLabelled(records, labels);
   GuideModel model = BuildGuideModel(series.get(), context, &analysis);
+  model.outputs = CompareOutputs(records, labels, &analysis.sources);
   std::vector<std::string> skipped;
   for (const auto& s : input.skipped) {
     skipped.push_back((s.line == 0 ? s.path : s.path + ":" + std::to_string(s.line)) + ": " + s.reason);

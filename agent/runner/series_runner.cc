@@ -82,7 +82,11 @@ absl::StatusOr<std::unique_ptr<SeriesRunner>> SeriesRunner::Create(const SeriesS
 
 SeriesRunner::SeriesRunner(const SeriesSpec& spec, Backend* backend, RunnerOptions options,
                            std::vector<Combination> combos)
-    : spec_(spec), backend_(backend), options_(std::move(options)), combinations_(std::move(combos)) {}
+    : spec_(spec),
+      backend_(backend),
+      options_(std::move(options)),
+      combinations_(std::move(combos)),
+      outputs_(spec.outputs) {}
 
 bool SeriesRunner::StopRequested() {
   if (!options_.stop.stop_requested()) return false;
@@ -300,6 +304,7 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
           absl::StrCat("the ", backend_->name(), " backend left the run's status unset"));
     }
     result.throughput_drop = drops.Observe(&record);
+    const bool output_mismatch = outputs_.Observe(&record).has_value();
     // Repeat until stable: the warm calls end with this one when its record says why.
     const bool warm_done = until.has_value() && until->Observe(&record);
 
@@ -318,6 +323,7 @@ absl::Status SeriesRunner::RunCombination(const Combination& combination, int re
     for (const v1::Flag& flag : record.flags()) {
       if (IsExcludingFlag(flag.code())) absl::StrAppend(&figure, " ", flag.code());
     }
+    if (output_mismatch) absl::StrAppend(&figure, " ", kOutputMismatchFlag);
     Progress(absl::StrCat(where, " ", PhaseName(step.phase), " ", step.call, "/", step.of, ": ", figure,
                           record.simulated() ? " SIMULATED" : ""));
     const bool failed = record.status().code() != v1::RunStatus::CODE_OK;

@@ -32,6 +32,7 @@
 #include "agent/config/allow_list.h"
 #include "agent/outbox/outbox.h"
 #include "agent/platform/device_sampler.h"
+#include "agent/runner/output_check.h"
 #include "common/spec/series_spec.h"
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/record.pb.h"
@@ -187,6 +188,7 @@ class SeriesRunner {
   // The backend's declaration of its figures and the device sampler's, stamped on every record.
   std::vector<FigureDeclaration> figures_;
   SeriesResult result_;
+  OutputCheck outputs_;                         // OUTPUT_MISMATCH over the whole series
   std::unique_ptr<SeriesFolderWriter> folder_;  // open once the conditions are final
   std::vector<RunResult> held_;                 // kept before the conditions were final
   int runs_started_ = 0;                        // Run() calls so far, for the pause

@@ -21,8 +21,9 @@ namespace {
 constexpr const char* kRunsKeys[] = {"validation", "cold", "warm", "repetitions", "pause_between_runs",
                                      "throughput_drop_threshold"};
 // The top-level keys besides the backend's own section (its key is the backend's name).
-constexpr const char* kFixedTopKeys[] = {"series", "task", "backend", "runs", "matrix",
+constexpr const char* kFixedTopKeys[] = {"series", "task", "backend", "runs", "outputs", "matrix",
                                          "targets", "deadline", "retry", "regression"};
+constexpr const char* kOutputsKeys[] = {"deterministic"};
 // Sanity bounds: a typo such as "warm: 40000000" fails here instead of running for a month.
 constexpr int64_t kMaxRunsPerPhase = 1'000'000;
 constexpr int64_t kMaxRepetitions = 100'000;
@@ -206,6 +207,35 @@ absl::StatusOr<RunsSpec> ParseRuns(const YAML::Node& node, std::string_view sour
   return runs;
 }
 
+absl::StatusOr<OutputsSpec> ParseOutputs(const YAML::Node& node, const ErrorAt& error) {
+  OutputsSpec outputs;
+  outputs.given = true;
+  if (node.IsNull()) return outputs;
+  if (!node.IsMap()) {
+    return error(node, absl::StrCat("outputs must be a map with the key deterministic, got ", Shown(node)));
+  }
+  if (auto s = CheckKeys(node, "outputs.", {std::begin(kOutputsKeys), std::end(kOutputsKeys)}, error); !s.ok()) {
+    return s;
+  }
+  if (const YAML::Node value = node["deterministic"]) {
+    // true and false as YAML booleans (unquoted); per_machine as a word.
+    bool flag = false;
+    std::optional<OutputDeterminism> d;
+    if (IsPlainScalar(value) && YAML::convert<bool>::decode(value, flag)) {
+      d = flag ? OutputDeterminism::kEverywhere : OutputDeterminism::kNone;
+    } else if (value.IsScalar() && value.Scalar() == "per_machine") {
+      d = OutputDeterminism::kPerMachine;
+    }
+    if (!d.has_value()) {
+      return error(value, absl::StrCat("outputs.deterministic must be true (the same outputs on every run and "
+                                       "every machine), per_machine (on every run of one machine) or false, got ",
+                                       Shown(value)));
+    }
+    outputs.deterministic = *d;
+  }
+  return outputs;
+}
+
 absl::StatusOr<std::vector<MatrixAxis>> ParseMatrix(const YAML::Node& node, const ErrorAt& error) {
   std::vector<MatrixAxis> axes;
   if (node.IsNull()) return axes;
@@ -296,6 +326,11 @@ absl::StatusOr<SeriesSpec> Parse(const YAML::Node& root, std::string_view text, 
     auto runs = ParseRuns(node, source, error);
     if (!runs.ok()) return runs.status();
     spec.runs = *runs;
+  }
+  if (const YAML::Node node = root["outputs"]) {
+    auto outputs = ParseOutputs(node, error);
+    if (!outputs.ok()) return outputs.status();
+    spec.outputs = *outputs;
   }
   if (const YAML::Node node = root["matrix"]) {
     auto matrix = ParseMatrix(node, error);

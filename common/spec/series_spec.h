@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/env.h"
+#include "common/output_determinism.h"
 #include "common/stats/spread.h"
 #include "yaml-cpp/yaml.h"
 
@@ -76,6 +77,15 @@ struct RunsSpec {
   double throughput_drop_threshold = 0.15;
 };
 
+// What the spec expects of the runs' outputs (outputs: in the spec).
+struct OutputsSpec {
+  // outputs.deterministic: true (default), per_machine or false (common/output_determinism.h).
+  OutputDeterminism deterministic = OutputDeterminism::kEverywhere;
+  // The spec has an outputs: section: every record then says what it expects
+  // (params.outputs_deterministic), so the guide reads it from the records.
+  bool given = false;
+};
+
 // One named axis of the matrix, its values in the spec's order.
 struct MatrixAxis {
   std::string name;
@@ -101,6 +111,8 @@ struct SeriesSpec {
   int backend_section_line = 0;  // 1-based line of its key; 0 when the spec has none
 
   RunsSpec runs;
+
+  OutputsSpec outputs;
 
   // The matrix axes in the spec's order; empty when the spec has no matrix.
   std::vector<MatrixAxis> matrix;

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/record.pb.h"
+#include "synthesis/analysis/output_groups.h"
 #include "synthesis/analysis/sources.h"
 #include "synthesis/analysis/table.h"
 
@@ -305,6 +306,9 @@ struct GuideModel {
   std::vector<Watch> watches;              // by task, cell key, then code order of first appearance
   std::vector<RepetitionTable> repetition_tables;
   std::vector<Rule> rules;                 // by code order above, then task
+  // The outputs of the same inputs across machines (output_groups.h): filled by BuildGuideFiles
+  // from the rows, after everything above (its count sources come last).
+  std::vector<OutputComparison> outputs;
   const Targets* targets = nullptr;        // the targets used (points into the context)
 };
 

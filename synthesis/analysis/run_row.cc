@@ -128,6 +128,12 @@ RunRow* RunRowStore::Add(const v1::RunRecord& r) {
     for (int i = 0; i < r.flags_size(); ++i) flags[i] = {Intern(r.flags(i).code()), Intern(r.flags(i).reason())};
     row.flags = {flags, static_cast<size_t>(r.flags_size())};
   }
+  if (r.outputs_size() > 0) {
+    // Hashes are copied, not interned: outputs that differ on every run would fill the set.
+    auto* outputs = Allocate<RunRow::Output>(r.outputs_size());
+    for (int i = 0; i < r.outputs_size(); ++i) outputs[i] = {Intern(r.outputs(i).kind()), Copy(r.outputs(i).sha256())};
+    row.outputs = {outputs, static_cast<size_t>(r.outputs_size())};
+  }
   return &row;
 }
 
@@ -156,6 +162,7 @@ std::string DebugString(const RunRow& r) {
   }
   for (const auto& m : r.memory) out << "\nmemory " << m.kind << " " << m.scope << " " << m.bytes << " " << m.source;
   for (const auto& f : r.flags) out << "\nflag " << f.code << " " << f.reason;
+  for (const auto& o : r.outputs) out << "\noutput " << o.kind << " " << o.sha256;
   out << "\n";
   return out.str();
 }

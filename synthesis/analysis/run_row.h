@@ -42,6 +42,11 @@ struct RunRow {
   struct Flag {
     std::string_view code, reason;
   };
+  // An output by its content (RunRecord.outputs without name and size: ComfyUI numbers its file
+  // names, so only kind and hash say whether two runs gave the same).
+  struct Output {
+    std::string_view kind, sha256;
+  };
 
   std::string_view run_id, series_id, task, agent_id, conditions_fingerprint, backend, mode;
   std::string_view matrix;  // the record's matrix as "k=v;k=v" sorted by key; "" when it has none
@@ -62,6 +67,7 @@ struct RunRow {
   std::span<const Metric> metrics;  // in the record's order
   std::span<const Memory> memory;   // in the record's order
   std::span<const Flag> flags;      // in the record's order
+  std::span<const Output> outputs;  // in the record's order
 
   // The value of params[key], if the record has it.
   std::optional<std::string_view> FindParam(std::string_view key) const;

@@ -40,6 +40,18 @@ struct Messages {
   std::string_view chart_desc;       // description prefix
   std::string_view x_axis;           // "Call index"
   std::string_view legend_warm, legend_cold, legend_other;
+  // The outputs of the same inputs across machines (render_outputs.cc). Templates with "{name}"
+  // placeholders (Fill in inline_text.h).
+  std::string_view outputs_section;       // "Outputs of the same inputs"
+  std::string_view outputs_intro;
+  std::string_view outputs_inputs;        // {setting} {inputs}: the start of a line
+  std::string_view outputs_same;          // {output} {runs} {on}: one output on every run
+  std::string_view outputs_mismatch;      // {mismatched} {runs} {output} {run} {machine} {phase} {call}
+  std::string_view outputs_mismatch_run;  // {machine} {run} {ref} {phase} {call} {found}
+  std::string_view outputs_groups;        // {distinct} {runs} {rule} {groups}: no agreement expected
+  std::string_view outputs_group;         // {output} {on}: one group
+  std::string_view outputs_per_machine;   // {rule} of outputs_groups for per_machine
+  std::string_view outputs_not_expected;  // {rule} of outputs_groups for false
   // Section 1, conditions of every series (render_conditions.cc).
   std::string_view cond_section;     // "Conditions"
   std::string_view cond_intro;       // what one series is

@@ -58,6 +58,22 @@ const Messages& MessagesEn() {
       .legend_warm = "warm",
       .legend_cold = "cold",
       .legend_other = "other",
+      .outputs_section = "Outputs of the same inputs",
+      .outputs_intro = "Runs of one task, mode and setting given the same inputs under deterministic settings "
+                       "(temperature `0` and a fixed seed, or a ComfyUI graph with its seed: the record's "
+                       "`inputs_sha256`) should give the same outputs on every run and every machine, unless their "
+                       "spec says otherwise (`outputs.deterministic`). Runs kept out of the figures (cache hits, "
+                       "failed or invalidated runs) are not compared. A hash shows its first `12` hex digits; each "
+                       "run is named by its short id and its source.",
+      .outputs_inputs = "{setting}, inputs {inputs}: ",
+      .outputs_same = "the same output {output} on every run: {runs} runs, on {on}.",
+      .outputs_mismatch = "`OUTPUT_MISMATCH`: {mismatched} of {runs} runs differ from {output}, the output of the "
+                          "first run with these inputs, {run} ({machine}, {phase}, call {call}):",
+      .outputs_mismatch_run = "{machine}: run {run} {ref} ({phase}, call {call}) gave {found}",
+      .outputs_groups = "{distinct} distinct outputs over {runs} runs ({rule}): {groups}.",
+      .outputs_group = "{output} on {on}",
+      .outputs_per_machine = "machines may differ: `outputs.deterministic: per_machine`",
+      .outputs_not_expected = "no agreement expected: `outputs.deterministic: false`",
       .cond_section = "Appendix: machine conditions",
       .cond_intro = "One entry per series: the runs sharing a conditions fingerprint (measured live), or the runs "
                     "of one imported file on one machine. Versions, dates and sizes are quoted as recorded.",

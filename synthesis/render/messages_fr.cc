@@ -61,6 +61,24 @@ const Messages& MessagesFr() {
       .legend_warm = "à chaud",
       .legend_cold = "à froid",
       .legend_other = "autre",
+      .outputs_section = "Sorties des mêmes entrées",
+      .outputs_intro = "Les exécutions d'une même tâche, d'un même mode et d'un même réglage qui reçoivent les "
+                       "mêmes entrées avec des réglages déterministes (température `0` et graine fixe, ou graphe "
+                       "ComfyUI avec sa graine : le `inputs_sha256` de l'enregistrement) devraient donner les mêmes "
+                       "sorties à chaque exécution et sur chaque machine, sauf si leur spécification en dispose "
+                       "autrement (`outputs.deterministic`). Les exécutions écartées des chiffres (servies par un "
+                       "cache, échouées ou invalidées) ne sont pas comparées. Une empreinte est abrégée à ses `12` "
+                       "premiers chiffres hexadécimaux ; chaque exécution est désignée par son identifiant court et "
+                       "sa source.",
+      .outputs_inputs = "{setting}, entrées {inputs} : ",
+      .outputs_same = "la même sortie {output} à chaque exécution : {runs} exécutions, sur {on}.",
+      .outputs_mismatch = "`OUTPUT_MISMATCH` : {mismatched} des {runs} exécutions diffèrent de {output}, la sortie "
+                          "de la première exécution de ces entrées, {run} ({machine}, {phase}, appel {call}) :",
+      .outputs_mismatch_run = "{machine} : l'exécution {run} {ref} ({phase}, appel {call}) a donné {found}",
+      .outputs_groups = "{distinct} sorties distinctes sur {runs} exécutions ({rule}) : {groups}.",
+      .outputs_group = "{output} sur {on}",
+      .outputs_per_machine = "les machines peuvent différer : `outputs.deterministic: per_machine`",
+      .outputs_not_expected = "aucune concordance exigée : `outputs.deterministic: false`",
       .cond_section = "Annexe : conditions des machines",
       .cond_intro = "Une entrée par série : les exécutions qui partagent une empreinte de conditions (mesures en "
                     "direct), ou celles d'un fichier importé sur une machine. Versions, dates et tailles sont "

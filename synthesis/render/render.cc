@@ -280,10 +280,11 @@ std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& mode
   std::vector<std::string_view> sections = {mm.decision_section, mm.watch_section, mm.thresholds_section,
                                             mm.rules_section};
   if (!model.repetition_tables.empty()) sections.push_back(mm.repetition_section);
-  for (std::string_view s : {m.table_section, mm.verdicts_section, mm.cost_section, m.traps_section,
-                             mm.reading_section, m.cond_section, m.skipped_section}) {
+  for (std::string_view s : {m.table_section, mm.verdicts_section, mm.cost_section, m.traps_section}) {
     sections.push_back(s);
   }
+  if (!model.outputs.empty()) sections.push_back(m.outputs_section);
+  for (std::string_view s : {mm.reading_section, m.cond_section, m.skipped_section}) sections.push_back(s);
   std::string out = "# " + Title(analysis, m) + "\n\n";
   if (analysis.simulated) out += std::string(m.simulated_note) + "\n\n";
   RenderAnswer(model, lang, out);
@@ -300,6 +301,7 @@ std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& mode
   RenderVerdictsSection(model, lang, out);
   RenderCostSection(model, lang, out);
   RenderTraps(analysis, m, out);
+  RenderOutputsSection(model, lang, out);
   out += "## " + std::string(mm.reading_section) + "\n\n";
   std::string newest;
   for (const auto& s : model.series) newest = std::max(newest, s.last_start);

@@ -29,6 +29,10 @@ void RenderWatchSection(const GuideModel& model, Lang lang, std::string& out);
 // The Workflow v6 method's tables, when there are any (render_decision.cc).
 void RenderRepetitionSection(const GuideModel& model, Lang lang, std::string& out);
 
+// The outputs of the same inputs across machines, when any set of inputs was run twice or more
+// (render_outputs.cc).
+void RenderOutputsSection(const GuideModel& model, Lang lang, std::string& out);
+
 // 4. Verdicts, with the targets used and the rule for a cell's figure (render_model.cc).
 void RenderVerdictsSection(const GuideModel& model, Lang lang, std::string& out);
 // 5. Thresholds for moving to a dedicated GPU, the arithmetic shown (render_model.cc).

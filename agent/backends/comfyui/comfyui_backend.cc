@@ -19,6 +19,7 @@
 #include "agent/process/child_process.h"
 #include "common/string_views.h"
 #include "common/hashing.h"
+#include "common/output_determinism.h"
 #include "common/proto_time.h"
 #include "nlohmann/json.hpp"
 
@@ -109,6 +110,9 @@ class ComfyUiSession : public BackendSession {
     if (!graph.ok()) return Fail(record, absl::StrCat("setting the run's values in the workflow: ", graph.status().message()));
     const std::string graph_sha256 = Sha256Hex(*graph);
     params["graph_sha256"] = graph_sha256;
+    // The graph with the run's values substituted (its seed among them) decides the images: the
+    // same graph should give the same images (common/output_determinism.h).
+    params[std::string(kInputsSha256Param)] = graph_sha256;
 
     if (input.phase == v1::PHASE_COLD) {
       // /free unloads the models and empties the execution cache, but ComfyUI applies it only

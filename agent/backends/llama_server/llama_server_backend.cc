@@ -27,6 +27,7 @@
 #include "agent/http/http_client.h"
 #include "common/string_views.h"
 #include "common/hashing.h"
+#include "common/output_determinism.h"
 #include "common/llama_cpp_log.h"
 #include "common/proto_time.h"
 #include "common/simulated.h"
@@ -108,6 +109,13 @@ class LlamaServerSession : public BackendSession {
     params["temperature"] = "0";
     params["cache_prompt"] = "false";
     params["stream"] = p_.config->stream ? "true" : "false";
+    // Temperature 0 and a fixed seed (the config refuses llama.cpp's random one): these inputs
+    // decide the content, and runs with the same value should answer the same (the task names
+    // the model; the mode is compared apart). common/output_determinism.h.
+    params[std::string(kInputsSha256Param)] =
+        Sha256Hex(nlohmann::json{{"backend", kBackendName}, {"n_predict", p_.n_predict},
+                                 {"prompt", p_.config->prompt}, {"seed", p_.config->seed}, {"temperature", 0}}
+                      .dump());
 
     if (alive_ && p_.process != nullptr && !p_.process->Running()) {
       alive_ = false;

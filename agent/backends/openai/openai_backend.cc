@@ -19,6 +19,7 @@
 #include "agent/backends/openai/openai_stream.h"
 #include "agent/backends/openai/request_stats.h"
 #include "common/hashing.h"
+#include "common/output_determinism.h"
 #include "common/proto_time.h"
 #include "common/string_views.h"
 #include "common/simulated.h"
@@ -103,6 +104,19 @@ class OpenAiSession : public BackendSession {
     if (config_->slo_ttft) params["slo_ttft_seconds"] = FormatSeconds(absl::ToDoubleSeconds(*config_->slo_ttft));
     if (config_->slo_tpot) params["slo_tpot_seconds"] = FormatSeconds(absl::ToDoubleSeconds(*config_->slo_tpot));
     params["warmup"] = warmup ? "true" : "false";
+    if (config_->temperature == 0) {
+      // Greedy decoding with a fixed seed: the prompts sent and these settings decide the texts
+      // (the task names the model). The concurrency too: a batching server's numerics depend on
+      // the batch. common/output_determinism.h.
+      nlohmann::json sent = nlohmann::json::array();
+      const size_t sent_count = warmup ? 1 : config_->prompts.size();
+      for (size_t i = 0; i < sent_count; ++i) sent.push_back(config_->prompts[i].text);
+      params[std::string(kInputsSha256Param)] = Sha256Hex(
+          nlohmann::json{{"backend", kBackendName}, {"endpoint", config_->endpoint_name()}, {"model", config_->model},
+                         {"max_tokens", max_tokens_}, {"temperature", 0}, {"seed", config_->seed},
+                         {"concurrency", warmup ? 1 : concurrency_}, {"prompts", std::move(sent)}}
+              .dump());
+    }
 
     if (!alive_) {
       const absl::Time now = clock.Now();

@@ -449,7 +449,8 @@ void LlamaServerSim::Generate(Job job, const HttpRequest& req, HttpResponder& re
   // How many tokens this request may produce: n_predict, the slot's context, or (no limit) the
   // generator's natural end.
   const int64_t ctx_room = n_ctx - n_prompt;
-  Generator generator(p.seed, job.prompt_text);
+  // --sim-output-drift: this request answers as another seed would, as a non-deterministic server.
+  Generator generator(o_.sim_output_drift.contains(job.number) ? p.seed + 1 : p.seed, job.prompt_text);
   const bool unlimited = p.n_predict < 0;
   const int64_t expected = unlimited ? std::min<int64_t>(generator.natural_length() + 1, ctx_room)
                                      : std::min<int64_t>(p.n_predict, ctx_room);

@@ -52,6 +52,17 @@ std::map<int64_t, double> ParseThrottle(const std::string& v) {
   return out;
 }
 
+std::set<int64_t> ParseRequestNumbers(const std::string& v) {
+  std::set<int64_t> out;
+  for (const std::string& item : Split(v, ',')) {
+    if (item.empty()) continue;
+    const int64_t n = std::stoll(item);
+    if (n < 1) throw std::invalid_argument("request numbers start at 1");
+    out.insert(n);
+  }
+  return out;
+}
+
 bool IsKnownDevice(const std::string& d) {
   if (d == "none" || d == "Metal") return true;
   for (const char* prefix : {"CUDA", "ROCm", "Vulkan"}) {
@@ -222,6 +233,10 @@ const std::vector<Flag>& Flags() {
       {{"--sim-throttle"}, Arity::kOne, "N:F,...",
        "SIMULATOR: the Nth generation request since start runs at F x the rates (e.g. 3:0.55,4:0.53)",
        [](const std::string& v, SimOptions* o) { o->sim_throttle = ParseThrottle(v); }},
+      {{"--sim-output-drift"}, Arity::kOne, "N,...",
+       "SIMULATOR: the Nth generation request since start answers what the next seed would (seed + 1):\n"
+       "a server whose output is not deterministic (e.g. 3,4)",
+       [](const std::string& v, SimOptions* o) { o->sim_output_drift = ParseRequestNumbers(v); }},
       {{"--sim-gpu-device"}, Arity::kOne, "NAME",
        "SIMULATOR: the GPU the build has: CUDA0, ROCm0, Vulkan0, Metal, or none for a CPU-only build "
        "(default: CUDA0)",

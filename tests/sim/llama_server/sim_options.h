@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,7 @@ struct SimOptions {
   double sim_cpu_tps = 9.6;       // decode tokens/s on the CPU
   double sim_prompt_tps = 0;      // prompt tokens/s; 0 = 20 x the decode rate
   std::map<int64_t, double> sim_throttle;  // generation request number -> rate factor
+  std::set<int64_t> sim_output_drift;      // generation request numbers whose content another seed gives
   std::string sim_gpu_device = "CUDA0";    // "none" = a CPU-only build
   int64_t sim_model_bytes = 8357120;       // the captured tiny model's tensor bytes
   int64_t sim_gpu_memory_mib = 0;          // 0 = the device's default

@@ -112,6 +112,10 @@ TEST_F(LlamaServerBackendTest, StartsTheServerRunsACompletionAndStopsIt) {
                                 {"cache_prompt", "false"},
                                 {"devices", kNoGpu},
                                 {"model_path", "tiny.gguf"},
+                                // What decides the content, as JSON with sorted keys (agent/README.md).
+                                {"inputs_sha256", Sha256Hex(R"({"backend":"llama-server","n_predict":24,"prompt":")"
+                                                            "Explain in one sentence what a GPU is."
+                                                            R"(","seed":42,"temperature":0})")},
                                 {"modes_switchable", "true"},
                                 {"n_ctx", "256"},
                                 {"n_predict", "24"},

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/record_validation.h"
 #include "common/series_folder.h"
 #include "tests/support/subprocess.h"
 #include "tests/unit/agent/fake_gateway.h"
@@ -287,6 +288,55 @@ TEST_F(RunCommandSimulatorTest, AModeWhoseServerExitsWhileLoadingFailsAndTheOthe
   ASSERT_EQ(records->size(), 11u);
   EXPECT_EQ(records->back().record.mode(), "broken");
   EXPECT_NE(records->back().record.status().log_tail(), "");
+}
+
+// OUTPUT_MISMATCH through a real series: the simulator answers its 3rd request (warm call 2) as
+// another seed would; the runs before it gave the reference, the one after agrees with it again.
+// With `outputs: {deterministic: false}` the same server flags nothing and every record says so.
+TEST_F(RunCommandSimulatorTest, AServerWhoseOutputDriftsIsFlaggedOutputMismatch) {
+  const std::string config = SimConfig();
+  for (const bool expected : {true, false}) {
+    const std::string spec = tmp_.path() + (expected ? "/drift.yaml" : "/drift-free.yaml");
+    series_ = tmp_.path() + (expected ? "/drift-series" : "/drift-free-series");
+    Write(spec, absl::StrCat("series: drift\ntask: sim-task\nbackend: llama-server\nllama-server:\n  binary: ",
+                             LLAMA_SERVER_SIM_BINARY, "\n  model: ", tmp_.path(), "/models/model.gguf\n",
+                             "  args: [--sim-load-ms, 50, --sim-gpu-tps, 400]\n",
+                             "  modes: {gpu: [-ngl, 99, --sim-output-drift, \"3\"]}\n",
+                             "  prompt: Write a short paragraph about the history of the bicycle.\n",
+                             "  n_predict: 8\nruns:\n  warm: 3\n",
+                             expected ? "" : "outputs: {deterministic: false}\n"));
+    ASSERT_EQ(Run(Args(spec, config)), 0) << out_ << err_;
+    auto records = ReadRecords(Env::Default(), series_);
+    ASSERT_TRUE(records.ok()) << records.status();
+    ASSERT_EQ(records->size(), 4u);
+    std::vector<std::string> hashes, flagged;
+    for (const SourcedRecord& r : *records) {
+      ASSERT_EQ(r.record.outputs_size(), 1);
+      hashes.push_back(r.record.outputs(0).sha256());
+      EXPECT_EQ(r.record.params().at("inputs_sha256"), (*records)[0].record.params().at("inputs_sha256"));
+      EXPECT_EQ(r.record.params().contains("outputs_deterministic"), !expected);
+      for (const v1::Flag& flag : r.record.flags()) {
+        if (flag.code() != "OUTPUT_MISMATCH") continue;
+        flagged.push_back(absl::StrCat(PhaseName(r.record.phase()), " ", r.record.call_index()));
+        EXPECT_EQ(flag.reason(),
+                  absl::StrCat("output 1 of 1 (text content): sha256 ", r.record.outputs(0).sha256().substr(0, 12),
+                               ", expected ", hashes[0].substr(0, 12), " as run ", (*records)[0].record.run_id(),
+                               " (cold 1) gave for the same inputs (inputs_sha256 ",
+                               r.record.params().at("inputs_sha256").substr(0, 12), ")"));
+      }
+    }
+    EXPECT_EQ(hashes[1], hashes[0]);
+    EXPECT_NE(hashes[2], hashes[0]);
+    EXPECT_EQ(hashes[3], hashes[0]);
+    if (expected) {
+      EXPECT_THAT(flagged, ElementsAre("warm 2"));
+      EXPECT_THAT(err_, ContainsRegex("gpu warm 2/3: generation tokens/s [0-9.]+ tokens/s OUTPUT_MISMATCH SIMULATED"));
+      EXPECT_EQ((*records)[0].record.params().count("outputs_deterministic"), 0u);
+    } else {
+      EXPECT_THAT(flagged, ElementsAre());
+      EXPECT_EQ((*records)[0].record.params().at("outputs_deterministic"), "false");
+    }
+  }
 }
 
 // Issue 19 case 6: SIGTERM during "pause_between_runs: 24h" (the most a spec allows) stops `run`

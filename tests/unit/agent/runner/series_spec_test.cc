@@ -252,14 +252,54 @@ TEST(SeriesSpecTest, TheBackendsSectionIsKeptUnderItsName) {
 
 TEST(SeriesSpecTest, UnknownTopLevelKeyIsNamedWithItsLine) {
   ExpectInvalid(absl::StrCat(kHead, "runz:\n  cold: 1\n"),
-                "spec.yaml:4: unknown key 'runz' (known keys: series, task, backend, fake, runs, matrix, targets, "
-                "deadline, retry, regression)");
+                "spec.yaml:4: unknown key 'runz' (known keys: series, task, backend, fake, runs, outputs, matrix, "
+                "targets, deadline, retry, regression)");
 }
 
 TEST(SeriesSpecTest, AnotherBackendsSectionIsAnUnknownKey) {
   ExpectInvalid(absl::StrCat(kHead, "fake:\n  a: 1\nllama-server:\n  url: http://x\n"),
-                "spec.yaml:6: unknown key 'llama-server' (known keys: series, task, backend, fake, runs, matrix, "
-                "targets, deadline, retry, regression)");
+                "spec.yaml:6: unknown key 'llama-server' (known keys: series, task, backend, fake, runs, outputs, "
+                "matrix, targets, deadline, retry, regression)");
+}
+
+// outputs.deterministic: what the same inputs must give (common/output_determinism.h).
+TEST(SeriesSpecTest, OutputsDeterministicTakesTrueFalseOrPerMachine) {
+  auto none = ParseSeriesSpec(kHead, kSource);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->outputs.given);
+  EXPECT_EQ(none->outputs.deterministic, OutputDeterminism::kEverywhere);
+  const std::pair<const char*, OutputDeterminism> cases[] = {
+      {"true", OutputDeterminism::kEverywhere},
+      {"false", OutputDeterminism::kNone},
+      {"per_machine", OutputDeterminism::kPerMachine}};
+  for (const auto& [word, expected] : cases) {
+    auto spec = ParseSeriesSpec(absl::StrCat(kHead, "outputs:\n  deterministic: ", word, "\n"), kSource);
+    ASSERT_TRUE(spec.ok()) << word << ": " << spec.status();
+    EXPECT_TRUE(spec->outputs.given) << word;
+    EXPECT_EQ(spec->outputs.deterministic, expected) << word;
+    EXPECT_EQ(OutputDeterminismName(expected), word);
+  }
+  auto flow = ParseSeriesSpec(absl::StrCat(kHead, "outputs: {deterministic: false}\n"), kSource);
+  ASSERT_TRUE(flow.ok()) << flow.status();
+  EXPECT_EQ(flow->outputs.deterministic, OutputDeterminism::kNone);
+  // An empty section is given, with the default.
+  auto empty = ParseSeriesSpec(absl::StrCat(kHead, "outputs:\n"), kSource);
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->outputs.given);
+  EXPECT_EQ(empty->outputs.deterministic, OutputDeterminism::kEverywhere);
+}
+
+TEST(SeriesSpecTest, OutputsErrorsNameTheKeyAndTheLine) {
+  ExpectInvalid(absl::StrCat(kHead, "outputs:\n  deterministic: sometimes\n"),
+                "spec.yaml:5: outputs.deterministic must be true (the same outputs on every run and every "
+                "machine), per_machine (on every run of one machine) or false, got 'sometimes'");
+  ExpectInvalid(absl::StrCat(kHead, "outputs:\n  deterministic: \"false\"\n"),
+                "spec.yaml:5: outputs.deterministic must be true (the same outputs on every run and every "
+                "machine), per_machine (on every run of one machine) or false, got \"false\" (quoted: a string)");
+  ExpectInvalid(absl::StrCat(kHead, "outputs:\n  determinstic: false\n"),
+                "spec.yaml:5: unknown key 'outputs.determinstic' (known keys: deterministic)");
+  ExpectInvalid(absl::StrCat(kHead, "outputs: false\n"),
+                "spec.yaml:4: outputs must be a map with the key deterministic, got 'false'");
 }
 
 TEST(SeriesSpecTest, UnknownRunsKeyIsNamedWithItsLine) {
@@ -374,8 +414,8 @@ TEST(SeriesSpecTest, MatrixErrorsNameTheAxis) {
 
 TEST(SeriesSpecTest, TheTopLevelMustBeAMap) {
   ExpectInvalid("- a\n",
-                "spec.yaml:1: the top level must be a map with the keys series, task, backend, runs, matrix, targets, "
-                "deadline, retry, regression and the backend's section; got a list");
+                "spec.yaml:1: the top level must be a map with the keys series, task, backend, runs, outputs, matrix, "
+                "targets, deadline, retry, regression and the backend's section; got a list");
 }
 
 TEST(SeriesSpecTest, BrokenYamlSaysWhere) {
@@ -406,8 +446,8 @@ TEST(SeriesSpecTest, TheSchemaFileListsWhatTheParserReads) {
   const nlohmann::json schema = nlohmann::json::parse(*text);
   std::set<std::string> top;
   for (const auto& [key, value] : schema["properties"].items()) top.insert(key);
-  EXPECT_EQ(top, (std::set<std::string>{"series", "task", "backend", "runs", "matrix", "targets", "deadline",
-                                        "retry"}));
+  EXPECT_EQ(top, (std::set<std::string>{"series", "task", "backend", "runs", "outputs", "matrix", "targets",
+                                        "deadline", "retry"}));
   EXPECT_EQ(schema["required"], nlohmann::json({"series", "task", "backend"}));
   const nlohmann::json& runs = schema["properties"]["runs"]["properties"];
   std::set<std::string> runs_keys;
@@ -423,6 +463,12 @@ TEST(SeriesSpecTest, TheSchemaFileListsWhatTheParserReads) {
   EXPECT_EQ(runs["pause_between_runs"]["maxDuration"], absl::FormatDuration(kMaxSpecDuration));
   EXPECT_EQ(schema["properties"]["deadline"]["maxDuration"], absl::FormatDuration(kMaxSpecDeadline));
   EXPECT_EQ(runs["throughput_drop_threshold"]["default"], defaults.throughput_drop_threshold);
+  const nlohmann::json& outputs = schema["properties"]["outputs"];
+  std::set<std::string> outputs_keys;
+  for (const auto& [key, value] : outputs["properties"].items()) outputs_keys.insert(key);
+  EXPECT_EQ(outputs_keys, (std::set<std::string>{"deterministic"}));
+  EXPECT_EQ(outputs["properties"]["deterministic"]["default"], true);
+  EXPECT_EQ(outputs["properties"]["deterministic"]["enum"], nlohmann::json({true, "per_machine", false}));
 }
 
 }  // namespace
