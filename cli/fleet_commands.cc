@@ -6,9 +6,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "cli/admin_client.h"
 #include "cli/connection.h"
 #include "cli/fleet_client.h"
 #include "cli/fleet_format.h"
+#include "cli/run_spread.h"
 #include "common/env.h"
 #include "common/yaml_text.h"
 
@@ -38,6 +40,26 @@ absl::StatusOr<std::string> ReadSpec(const std::string& path) {
   // libprotobuf complaint (a spec travels in a string field, which must be UTF-8).
   if (absl::Status s = CheckYamlText(*text, path); !s.ok()) return s;
   return text;
+}
+
+// `series show`'s closing block: the spread of each setting over the series' stored runs (Admin
+// ListRuns), its agents named as the status names them. A coordinator that cannot list them gets a
+// line saying so; the series above stands.
+std::string SeriesSpread(const std::string& address, const v1::SeriesStatus& status) {
+  AdminClient admin(address);
+  v1::ListRunsRequest request;
+  request.set_series_id(status.series_id());
+  absl::StatusOr<std::vector<v1::RunRecord>> runs = admin.ListAllRuns(request);
+  if (!runs.ok()) {
+    return absl::StrCat("\nspread: the series' runs could not be listed: ",
+                        HideSecrets(std::string(runs.status().message())), "\n");
+  }
+  RunAgents agents;
+  for (const v1::TaskStatus& t : status.tasks()) {
+    agents.by_agent_id[t.agent_id()] = AgentName{t.hostname(), t.agent_class()};
+  }
+  const std::string spread = FormatRunSpread(*runs, agents);
+  return spread.empty() ? "" : absl::StrCat("\n", spread);
 }
 
 int Submit(FleetClient& client, const FleetCommands& c) {
@@ -149,6 +171,7 @@ std::optional<int> RunFleetCommand(const FleetCommands& c, const std::string& ad
                                                   : client.GetSeries(c.series_id);
     if (!status.ok()) return Fail(status.status());
     Print(FormatSeries(*status));
+    if (c.series_show->parsed()) Print(SeriesSpread(address, *status));
     return 0;
   }
   if (c.series_list->parsed()) {

@@ -26,7 +26,8 @@ std::string FormatSeriesList(const std::vector<v1::SeriesStatus>& series);
 // `series show` (and `series cancel`): the series, one row per agent (state, runs done/total,
 // failures, flags, message), then the regression check: how many verdicts of each kind, and each
 // verdict (the newest of each task's point; of verdicts stored before kinds, the regressions) with
-// its test, p-value, level and baseline. Agents are named by hostname and class with a short id
+// its test, p-value, level and baseline. `series show` follows it with the spread of each setting
+// over the series' runs (run_spread.h). Agents are named by hostname and class with a short id
 // beside them ("a100-01 (a100, 3f2a9c1e)", FormatAgentName), as the coordinator fills
 // TaskStatus.hostname and agent_class.
 std::string FormatSeries(const v1::SeriesStatus& status);

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/run_spread.h"
 #include "common/figures.h"
 #include "common/proto_json.h"
 #include "common/record_csv.h"
@@ -254,6 +255,7 @@ absl::StatusOr<std::string> FormatRuns(const std::vector<v1::RunRecord>& runs, F
   absl::StrAppend(&out, runs.size(), " runs");
   if (simulated > 0) absl::StrAppend(&out, " (", simulated, " SIMULATED)");
   absl::StrAppend(&out, "\n");
+  if (std::string spread = FormatRunSpread(runs, agents); !spread.empty()) absl::StrAppend(&out, "\n", spread);
   return out;
 }
 

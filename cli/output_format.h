@@ -58,7 +58,8 @@ struct RunAgents {
 
 // `benchfleet runs`. The table names each run's agent (FormatAgentName), its mode, phase and
 // call, and its headline figures (runs without a declaration: their rates first, at most three,
-// and how many more). CSV is the runs.csv form (common/record_csv.h) with three columns added at
+// and how many more); after the count, the spread of each setting's main figure
+// (FormatRunSpread, cli/run_spread.h). CSV is the runs.csv form (common/record_csv.h) with three columns added at
 // the end: agent_hostname, agent_class and headline_figures (HeadlineText). JSON is one record per
 // line in the proto3 mapping with two keys added at the end: "agent" {"hostname", "class", "name"}
 // and "headline_figures" [{"name", "label", "value", "unit", "text"}, ...] (readers of the mapping

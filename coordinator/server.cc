@@ -159,7 +159,7 @@ absl::Status CoordinatorServer::Start() {
 
   if (!options_.metrics_listen_address.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
-        MetricsEndpoint::Start(options_.metrics_listen_address, metrics_->registry());
+        MetricsEndpoint::Start(options_.metrics_listen_address, metrics_->scrape_view());
     if (!endpoint.ok()) {
       Shutdown();
       return endpoint.status();

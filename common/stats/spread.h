@@ -5,6 +5,7 @@
 #ifndef BENCHFLEET_COMMON_STATS_SPREAD_H_
 #define BENCHFLEET_COMMON_STATS_SPREAD_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -18,6 +19,11 @@ inline constexpr int kMinRunsForSpread = 5;
 inline constexpr int kBootstrapResamples = 2000;
 inline constexpr double kIntervalLevel = 0.95;
 inline constexpr uint64_t kBootstrapSeed = 20261202;
+
+// The bootstrap costs kBootstrapResamples times the figures: what shows an interval beside a median
+// (the guide, the CLI) computes it up to this many figures and shows the CV alone beyond, so that a
+// setting of a million runs costs no more than reading them.
+inline constexpr size_t kMaxFiguresForInterval = 1000;
 
 // Returns the median (the mean of the two middle values for an even count); nullopt when empty.
 std::optional<double> Median(std::vector<double> values);

@@ -1,7 +1,6 @@
 #include "coordinator/metrics/prometheus_metrics.h"
 
-#include <algorithm>
-
+#include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/family.h>
@@ -9,6 +8,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/ascii.h"
@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "benchfleet/v1/fleet.pb.h"
+#include "common/stats/spread.h"
 #include "coordinator/ingest/rejection_codes.h"
 
 namespace benchfleet::coordinator {
@@ -198,6 +199,29 @@ PrometheusMetrics::PrometheusMetrics() : registry_(std::make_shared<prometheus::
                            "show (Unix seconds; the time it was stored when it has no start): across "
                            "replicas, the one with the newest holds the current values")
                      .Register(r);
+  spread_runs_ = &prometheus::BuildGauge()
+                     .Name("benchfleet_run_main_figure_window_runs")
+                     .Help("Accepted runs of the label set in the window of the spread gauges (its last 20 "
+                           "accepted runs stored here): the n of the median, interval and CV beside it")
+                     .Register(r);
+  spread_median_ = &prometheus::BuildGauge()
+                       .Name("benchfleet_run_main_figure_median")
+                       .Help("Median of the main figure over the window's accepted runs (from 5 on), in unit")
+                       .Register(r);
+  spread_ci_low_ = &prometheus::BuildGauge()
+                       .Name("benchfleet_run_main_figure_median_ci_low")
+                       .Help("Lower bound of the 95% bootstrap confidence interval of that median (2,000 "
+                             "resamples, fixed seed: the guide's method), in unit")
+                       .Register(r);
+  spread_ci_high_ = &prometheus::BuildGauge()
+                        .Name("benchfleet_run_main_figure_median_ci_high")
+                        .Help("Upper bound of the 95% bootstrap confidence interval of that median, in unit")
+                        .Register(r);
+  spread_cv_ = &prometheus::BuildGauge()
+                   .Name("benchfleet_run_main_figure_cv_ratio")
+                   .Help("Coefficient of variation of the main figure over the window's accepted runs (from 5 "
+                         "on): sample standard deviation over the mean, a ratio (0.05 is 5%)")
+                   .Register(r);
   flagged_ = &prometheus::BuildCounter()
                   .Name("benchfleet_runs_flagged_total")
                   .Help("Stored runs flagged cache_hit or throughput_drop, found a regression by the "
@@ -388,6 +412,88 @@ PrometheusMetrics::KnownRun PrometheusMetrics::KnownRunLocked(const v1::RunRecor
   return run;
 }
 
+void PrometheusMetrics::WindowLocked(RunSeries& series, const v1::RunRecord& record,
+                                     const std::vector<HeadlineFigure>& headlines) {
+  if (!CountsTowardSpread(record)) return;
+  const auto main = std::find_if(headlines.begin(), headlines.end(),
+                                 [](const HeadlineFigure& f) { return f.headline == "1"; });
+  // A main figure past the figure cap went to the "other" gauge: no spread of a mixture.
+  if (main == headlines.end() || main->figure == kFigureOther || series.headlines.count(main->Key()) == 0) return;
+  SpreadSeries& spread = series.spread;
+  if (spread.figure_key != main->Key()) {
+    // Another main figure (a new declaration): a window of its own, and only its series, so that a
+    // label set keeps five spread series whatever its records declare.
+    const std::pair<prometheus::Gauge**, prometheus::Family<prometheus::Gauge>*> gauges[] = {
+        {&spread.runs, spread_runs_},       {&spread.median, spread_median_}, {&spread.ci_low, spread_ci_low_},
+        {&spread.ci_high, spread_ci_high_}, {&spread.cv, spread_cv_}};
+    for (const auto& [gauge, family] : gauges) {
+      if (*gauge != nullptr) family->Remove(*gauge);
+      *gauge = nullptr;
+    }
+    spread.window.Clear();
+    spread.figure_key = main->Key();
+  }
+  spread.window.Add(main->value);
+  auto labels = [&] {
+    Labels set = RunLabelSet(series.labels, "");
+    set.emplace("figure", main->figure);
+    set.emplace("unit", main->unit);
+    return set;
+  };
+  if (spread.runs == nullptr) spread.runs = &spread_runs_->Add(labels());
+  spread.runs->Set(static_cast<double>(spread.window.size()));
+  if (spread.window.size() < static_cast<size_t>(stats::kMinRunsForSpread)) return;
+  if (spread.median == nullptr) {
+    const Labels set = labels();
+    spread.median = &spread_median_->Add(set);
+    spread.ci_low = &spread_ci_low_->Add(set);
+    spread.ci_high = &spread_ci_high_->Add(set);
+    spread.cv = &spread_cv_->Add(set);
+  }
+  if (!spread.dirty) {
+    spread.dirty = true;
+    dirty_spreads_.push_back(&spread);
+  }
+}
+
+void PrometheusMetrics::RefreshSpreads() {
+  struct Work {
+    SpreadSeries* series;
+    std::string figure_key;
+    std::vector<double> values;
+    WindowSpread spread;
+  };
+  std::vector<Work> work;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (SpreadSeries* s : dirty_spreads_) {
+      s->dirty = false;
+      work.push_back(Work{s, s->figure_key, s->window.values(), {}});
+    }
+    dirty_spreads_.clear();
+  }
+  // The bootstraps (a few milliseconds each on a busy machine) run outside the lock, so that
+  // stored runs and RPCs never wait for them.
+  for (Work& w : work) w.spread = SpreadOf(w.values);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Work& w : work) {
+    SpreadSeries& s = *w.series;
+    // Another main figure meanwhile: those gauges are gone, its own window is dirty.
+    if (s.figure_key != w.figure_key || s.median == nullptr || !w.spread.median) continue;
+    s.median->Set(*w.spread.median);
+    if (w.spread.ci_low && w.spread.ci_high) {
+      s.ci_low->Set(*w.spread.ci_low);
+      s.ci_high->Set(*w.spread.ci_high);
+    }
+    s.cv->Set(w.spread.cv ? *w.spread.cv : std::nan(""));
+  }
+}
+
+std::vector<prometheus::MetricFamily> PrometheusMetrics::Collect() {
+  RefreshSpreads();
+  return registry_->Collect();
+}
+
 void PrometheusMetrics::RunStored(const v1::RunRecord& record) {
   const RunFigures figures = RunFiguresOf(record);
 
@@ -420,6 +526,7 @@ void PrometheusMetrics::RunStored(const v1::RunRecord& record) {
                                      absl::Nanoseconds(record.start_time().nanos())
                                : absl::Now();
   series.last_start->Set(absl::ToDoubleSeconds(start - absl::UnixEpoch()));
+  WindowLocked(series, record, figures.headlines);
 }
 
 void PrometheusMetrics::RegressionChecked(std::string_view agent_id, std::string_view task, std::string_view verdict) {
@@ -482,8 +589,24 @@ void PrometheusMetrics::RpcHandled(std::string_view method, std::string_view cod
   grpc_requests_->Add({{"method", std::string(method)}, {"code", std::string(code)}}).Increment();
 }
 
+// What an Exposer serves: the spread gauges brought up to date, then the registry.
+class PrometheusMetrics::ScrapeView final : public prometheus::Collectable {
+ public:
+  explicit ScrapeView(PrometheusMetrics* metrics) : metrics_(metrics) {}
+  std::vector<prometheus::MetricFamily> Collect() const override { return metrics_->Collect(); }
+
+ private:
+  PrometheusMetrics* const metrics_;
+};
+
+std::shared_ptr<prometheus::Collectable> PrometheusMetrics::scrape_view() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (scrape_view_ == nullptr) scrape_view_ = std::make_shared<ScrapeView>(this);
+  return scrape_view_;
+}
+
 absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
-    const std::string& address, std::shared_ptr<prometheus::Registry> registry) {
+    const std::string& address, std::shared_ptr<prometheus::Collectable> registry) {
   std::unique_ptr<MetricsEndpoint> endpoint(new MetricsEndpoint());
   try {
     endpoint->exposer_ = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/1);

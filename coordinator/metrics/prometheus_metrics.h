@@ -6,9 +6,11 @@
 #define BENCHFLEET_COORDINATOR_METRICS_PROMETHEUS_METRICS_H_
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -17,9 +19,11 @@
 
 #include "absl/status/statusor.h"
 #include "coordinator/metrics/coordinator_metrics.h"
+#include "coordinator/metrics/figure_window.h"
 #include "coordinator/metrics/run_labels.h"
 
 namespace prometheus {
+class Collectable;
 class Counter;
 class Exposer;
 class Gauge;
@@ -27,6 +31,7 @@ class Histogram;
 class Registry;
 template <typename T>
 class Family;
+struct MetricFamily;
 }  // namespace prometheus
 
 namespace benchfleet::coordinator {
@@ -59,11 +64,11 @@ inline constexpr size_t kMaxAgentTaskPairs = 1024;
 inline constexpr size_t kMaxRunLabelSets = 1024;
 
 // The worst-case number of samples /metrics can show, from the caps (metrics/README.md,
-// "Worst-case series count"): 146 per bench-result label set (7 memory kinds), 4 flags and 6
-// verdicts (kRegressionVerdicts) per (agent, task) pair, 418 for fleet health (gRPC: 21 methods x 17 codes); not counting
-// benchfleet_coordinator_agent_connected (one per agent that said Hello within 24 hours: the
-// fleet's size).
-inline constexpr size_t kWorstCaseSeries = (kMaxRunLabelSets + 6) * 146 + (kMaxAgentTaskPairs + 1) * (4 + 6) + 418;
+// "Worst-case series count"): 151 per bench-result label set (7 memory kinds, 5 spread gauges of the
+// main figure), 4 flags and 6 verdicts (kRegressionVerdicts) per (agent, task) pair, 418 for fleet
+// health (gRPC: 21 methods x 17 codes); not counting benchfleet_coordinator_agent_connected (one per
+// agent that said Hello within 24 hours: the fleet's size).
+inline constexpr size_t kWorstCaseSeries = (kMaxRunLabelSets + 6) * 151 + (kMaxAgentTaskPairs + 1) * (4 + 6) + 418;
 
 class PrometheusMetrics : public CoordinatorMetrics {
  public:
@@ -93,14 +98,31 @@ class PrometheusMetrics : public CoordinatorMetrics {
   // (so the `method` label stays bounded whatever a client asks for).
   void RpcMethodsServed(const std::vector<std::string>& methods);
 
-  // The registry, for an exposer and for tests (Registry::Collect, no HTTP).
+  // The registry, for tests (Registry::Collect, no HTTP): the spread gauges as last refreshed.
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+
+  // Computes the spread gauges (median, interval, CV) of every label set whose window gained runs
+  // since the last call. A bootstrap costs milliseconds, so it runs once per scrape rather than per
+  // stored run: at most one per label set with new runs, outside the lock.
+  void RefreshSpreads();
+  // RefreshSpreads, then every family: what a scrape sees.
+  std::vector<prometheus::MetricFamily> Collect();
+  // The Collectable an Exposer serves (Collect() at every scrape); lives as long as this object.
+  std::shared_ptr<prometheus::Collectable> scrape_view();
 
  private:
   // The last-value gauge and the histogram of one figure of one label set.
   struct FigureSeries {
     prometheus::Gauge* last = nullptr;
     prometheus::Histogram* histogram = nullptr;
+  };
+  // The spread gauges of a label set's main figure (benchfleet_run_main_figure_*), over its window.
+  struct SpreadSeries {
+    std::string figure_key;  // HeadlineFigure::Key() of the main figure the window holds
+    FigureWindow window;
+    bool dirty = false;  // in dirty_spreads_: values added since the gauges were last computed
+    prometheus::Gauge* runs = nullptr;  // from the first accepted run
+    prometheus::Gauge *median = nullptr, *ci_low = nullptr, *ci_high = nullptr, *cv = nullptr;  // from 5
   };
   // The series of one (agent, task, backend, mode, phase, variant, simulated), created when a
   // run first has the figure.
@@ -110,6 +132,7 @@ class PrometheusMetrics : public CoordinatorMetrics {
     std::map<std::string, prometheus::Gauge*> headlines;  // by HeadlineFigure::Key(), figures bounded
     std::map<std::string, FigureSeries> memory;  // by kind
     prometheus::Gauge* last_start = nullptr;     // benchfleet_run_last_start_timestamp_seconds
+    SpreadSeries spread;
   };
   // benchfleet_runs_flagged_total of one (agent, task), in kRunFlags order.
   using FlagCounters = std::array<prometheus::Counter*, 4>;
@@ -134,6 +157,10 @@ class PrometheusMetrics : public CoordinatorMetrics {
                                prometheus::Family<prometheus::Histogram>* histogram,
                                const std::vector<double>& buckets, const std::string& kind = "");
   void ObserveFigure(FigureSeries& series, double value);
+  // Adds the run's main figure to the label set's window when it counts (CountsTowardSpread, a
+  // main figure kept under the figure cap), sets window_runs, and from the fifth value makes the
+  // other four gauges and marks the window for RefreshSpreads.
+  void WindowLocked(RunSeries& series, const v1::RunRecord& record, const std::vector<HeadlineFigure>& headlines);
 
   std::shared_ptr<prometheus::Registry> registry_;
 
@@ -162,6 +189,11 @@ class PrometheusMetrics : public CoordinatorMetrics {
   prometheus::Family<prometheus::Gauge>* last_memory_;
   prometheus::Family<prometheus::Histogram>* memory_;
   prometheus::Family<prometheus::Gauge>* last_start_;
+  prometheus::Family<prometheus::Gauge>* spread_runs_;
+  prometheus::Family<prometheus::Gauge>* spread_median_;
+  prometheus::Family<prometheus::Gauge>* spread_ci_low_;
+  prometheus::Family<prometheus::Gauge>* spread_ci_high_;
+  prometheus::Family<prometheus::Gauge>* spread_cv_;
   prometheus::Family<prometheus::Counter>* flagged_;
 
   std::mutex mu_;
@@ -181,14 +213,18 @@ class PrometheusMetrics : public CoordinatorMetrics {
   std::unordered_map<std::string, KnownRun> known_runs_;       // guarded by mu_
   std::string key_scratch_;  // reused for the lookup key, so a known run allocates nothing; guarded by mu_
   std::set<std::string, std::less<>> rpc_methods_;             // guarded by mu_
+  std::vector<SpreadSeries*> dirty_spreads_;                   // guarded by mu_
+  class ScrapeView;
+  std::shared_ptr<ScrapeView> scrape_view_;                    // guarded by mu_
 };
 
 // Serves a registry on http://ADDRESS/metrics until destroyed.
 class MetricsEndpoint {
  public:
   // Binds `address` (HOST:PORT; port 0 picks a free one). INVALID_ARGUMENT when it cannot.
+  // `registry`: PrometheusMetrics::scrape_view(), or any Collectable.
   static absl::StatusOr<std::unique_ptr<MetricsEndpoint>> Start(
-      const std::string& address, std::shared_ptr<prometheus::Registry> registry);
+      const std::string& address, std::shared_ptr<prometheus::Collectable> registry);
   ~MetricsEndpoint();
 
   // The port actually bound.
@@ -197,7 +233,7 @@ class MetricsEndpoint {
  private:
   MetricsEndpoint() = default;
   std::unique_ptr<prometheus::Exposer> exposer_;
-  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<prometheus::Collectable> registry_;
   int port_ = 0;
 };
 

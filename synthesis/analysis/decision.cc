@@ -51,11 +51,13 @@ Level LevelOf(const std::vector<const RunFigure*>& runs, const std::string& unit
     level.first_call = std::min(level.first_call, rf->call_index);
     level.last_call = std::max(level.last_call, rf->call_index);
   }
+  const std::vector<double> in_run_order = values;
   std::sort(values.begin(), values.end());
   if (runs.size() == 1) {
     level.min = runs.front()->figure;
   } else if (runs.size() >= static_cast<size_t>(kMedianMinRuns)) {
     level.median = Figure{Quantile(values, 0.5), unit, sources.AddAggregate("median", refs)};
+    level.spread = AddSpreadOfRefs(in_run_order, refs, unit, &sources);
   } else {
     level.min = Figure{values.front(), unit, sources.AddAggregate("min", refs)};
     level.max = Figure{values.back(), unit, sources.AddAggregate("max", std::move(refs))};
@@ -217,7 +219,12 @@ void RepetitionTables(const Analysis& analysis, SourceTable& sources, GuideModel
       if (rf.memory_bytes) row.memory_kind = rf.memory_kind;
     }
     row.rate_median = cell.median;
-    if (latency) row.latency_median_ms = Scaled(cell.further[*latency].median, "x1 * 1000", kMsPerSecond, false, "ms", sources);
+    row.rate_spread = cell.spread;
+    if (latency) {
+      const FurtherFigure& f = cell.further[*latency];
+      row.latency_median_ms = Scaled(f.median, "x1 * 1000", kMsPerSecond, false, "ms", sources);
+      if (f.spread) row.latency_spread_ms = ScaleSpread(*f.spread, "x1 * 1000", kMsPerSecond, "ms", &sources);
+    }
     const MemoryEntry* largest = nullptr;
     for (const MemoryEntry& m : cell.memory) {
       if (m.kind == row.memory_kind && (largest == nullptr || m.bytes.value > largest->bytes.value)) largest = &m;

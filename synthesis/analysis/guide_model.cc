@@ -74,6 +74,7 @@ CellVerdict Judge(const Cell& cell, const CellFigure& cf, const std::string& mac
   v.machine_class = machine_class;
   v.basis = cf.basis;
   v.figure = cf.figure;
+  if (cf.basis == "median") v.spread = cell.spread;
   const double x1 = cf.figure.value;
   if (IsRate(cell)) {
     v.seconds_per_item = sources.AddFormula("1 / x1", {x1}, {cf.figure.source_id}, 1 / x1, SecondsPerUnit(item));

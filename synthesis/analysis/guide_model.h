@@ -145,6 +145,7 @@ struct CellVerdict {
   std::string machine_class;
   std::string basis;             // "median" or "worst_run"
   Figure figure;                 // the cell's figure in the cell's own metric (median or value source)
+  std::optional<Spread> spread;  // the cell's, beside a median
   Figure seconds_per_item;       // formula source ("x1" for wall_seconds, "1 / x1" for a rate)
   Figure items_per_second;       // formula source ("1 / x1" for wall_seconds, "x1" for a rate)
   std::vector<UseVerdict> uses;  // in the targets' order
@@ -242,6 +243,7 @@ struct Level {
   size_t runs = 0;
   uint32_t first_call = 0, last_call = 0;
   std::optional<Figure> median, min, max;
+  std::optional<Spread> spread;  // beside the median
 };
 
 struct DecisionRow {
@@ -284,6 +286,7 @@ struct RepetitionRow {
   std::vector<std::optional<Figure>> latency_ms;  // formula "x1 * 1000" per repetition
   std::vector<std::optional<Figure>> memory_gib;  // formula "x1 / 1073741824" per repetition
   std::optional<Figure> rate_median, latency_median_ms;
+  std::optional<Spread> rate_spread, latency_spread_ms;  // beside the medians (the cell's own)
   std::optional<Figure> memory_max_gib;
   v1::MemoryKind memory_kind = v1::MEMORY_KIND_UNSPECIFIED;
 };

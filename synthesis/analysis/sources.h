@@ -14,7 +14,8 @@ namespace benchfleet::synthesis {
 
 // Operations (README.md, "sources.csv"):
 //   value: inputs[0], the figure of the one run run_ids[0];
-//   min, max, median, q1, q3: either over the figures of the sources input_refs (a cell's accepted
+//   min, max, median, q1, q3, cv, median_ci_low, median_ci_high (spread_figures.h): either over the
+//     figures of the sources input_refs (a cell's accepted
 //     runs, each cited by its "value" source, which names the run, its provenance and its figure;
 //     run_ids, provenance and inputs stay empty), or, without input_refs, over `inputs`, inputs[i]
 //     belonging to run_ids[i] (a memory maximum, whose runs have no value source of their own);
@@ -47,7 +48,8 @@ class SourceTable {
                   std::vector<double> inputs);
   // Appends a "value" source: `value`, the figure of the one run `run_id` of `provenance`.
   std::string AddValue(std::string_view run_id, std::string_view provenance, double value);
-  // Appends an aggregate (min, max, median, q1, q3) over the figures of the sources `input_refs`.
+  // Appends an aggregate (min, max, median, q1, q3, cv, median_ci_low, median_ci_high) over the
+  // figures of the sources `input_refs`.
   std::string AddAggregate(std::string operation, std::vector<std::string> input_refs);
   // Appends a "count" source over `run_ids`.
   std::string AddCount(std::vector<std::string> run_ids, std::vector<std::string> provenance);

@@ -172,28 +172,31 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
     // id, provenance and figure per cell were most of sources.csv's half a gigabyte and of the
     // analysis' memory.
     std::vector<std::string> refs;
-    std::vector<double> sorted;
+    std::vector<double> in_run_order;
     refs.reserve(n);
-    sorted.reserve(n);
+    in_run_order.reserve(n);
     for (const auto& rf : cell.runs) {
       refs.push_back(rf.figure.source_id);
-      sorted.push_back(rf.figure.value);
+      in_run_order.push_back(rf.figure.value);
     }
+    std::vector<double> sorted = in_run_order;
     std::sort(sorted.begin(), sorted.end());
     const bool with_median = n >= static_cast<size_t>(kMedianMinRuns);
     const bool with_quartiles = n > static_cast<size_t>(kDistributionAboveRuns);
-    // The last aggregate takes `refs` itself, the others a copy.
+    // The last aggregate takes `refs` itself, the others a copy; the spread, after a median, reads it.
     auto aggregate = [&](const char* op, double value, bool last) {
       return Figure{value, cell.unit, table->AddAggregate(op, last ? std::move(refs) : refs)};
     };
     cell.min = aggregate("min", sorted.front(), false);
     cell.max = aggregate("max", sorted.back(), !with_median);
-    if (with_median) cell.median = aggregate("median", Quantile(sorted, 0.5), !with_quartiles);
+    if (with_median) cell.median = aggregate("median", Quantile(sorted, 0.5), false);
     if (with_quartiles) {
       cell.q1 = aggregate("q1", Quantile(sorted, 0.25), false);
-      cell.q3 = aggregate("q3", Quantile(sorted, 0.75), true);
+      cell.q3 = aggregate("q3", Quantile(sorted, 0.75), false);
       cell.distribution_only = true;
     }
+    // The bootstrap draws from the figures in run order, as the sources list them.
+    if (with_median) cell.spread = AddSpreadOfRefs(in_run_order, refs, cell.unit, table);
   }
 
   if (!cell.excluded.empty()) {
@@ -243,6 +246,7 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
     std::sort(sorted.begin(), sorted.end());
     if (runs >= static_cast<size_t>(kMedianMinRuns)) {
       f.median = Figure{Quantile(sorted, 0.5), f.unit, table->Add("median", acc.ids, acc.provenance, acc.inputs)};
+      f.spread = AddSpreadOfInputs(acc.inputs, acc.ids, acc.provenance, f.unit, table);
     } else if (runs == 1) {
       f.min = Figure{sorted.front(), f.unit, table->Add("value", acc.ids, acc.provenance, acc.inputs)};
     } else {
@@ -258,6 +262,7 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
       f.median_ms = ms(f.median);
       f.min_ms = ms(f.min);
       f.max_ms = ms(f.max);
+      if (f.spread) f.spread_ms = ScaleSpread(*f.spread, "x1 * 1000", 1000, "ms", table);
     }
     cell.further.push_back(std::move(f));
   }
@@ -344,6 +349,7 @@ void ShiftCellSourceIds(size_t shift, Cell* cell) {
   for (std::optional<Figure>* f : {&cell->excluded_count, &cell->min, &cell->max, &cell->median, &cell->q1, &cell->q3}) {
     if (f->has_value()) shift_figure(**f);
   }
+  if (cell->spread) ShiftSpreadSourceIds(shift, &*cell->spread);
   for (MemoryEntry& m : cell->memory) {
     shift_figure(m.bytes);
     shift_figure(m.human);
@@ -357,6 +363,9 @@ void ShiftCellSourceIds(size_t shift, Cell* cell) {
   for (FurtherFigure& f : cell->further) {
     for (std::optional<Figure>* x : {&f.median, &f.min, &f.max, &f.median_ms, &f.min_ms, &f.max_ms}) {
       if (x->has_value()) shift_figure(**x);
+    }
+    for (std::optional<Spread>* x : {&f.spread, &f.spread_ms}) {
+      if (x->has_value()) ShiftSpreadSourceIds(shift, &**x);
     }
   }
 }

@@ -18,6 +18,7 @@
 #include "common/matrix_order.h"
 #include "synthesis/analysis/run_row.h"
 #include "synthesis/analysis/sources.h"
+#include "synthesis/analysis/spread_figures.h"
 
 namespace benchfleet::synthesis {
 
@@ -95,10 +96,12 @@ struct FurtherFigure {
   std::string unit;
   uint32_t headline = 0;
   std::optional<Figure> median;    // >= 5 runs
+  std::optional<Spread> spread;    // beside the median (spread_figures.h)
   std::optional<Figure> min, max;  // 1 to 4 runs
   // The same for people when the figure is in seconds and under one: in ms (formula "x1 * 1000"),
   // set exactly where median / min / max are; empty otherwise (the figures above are shown).
   std::optional<Figure> median_ms, min_ms, max_ms;
+  std::optional<Spread> spread_ms;  // the spread with its interval in ms, where median_ms is
 };
 
 struct Cell {
@@ -114,6 +117,7 @@ struct Cell {
   std::optional<Figure> excluded_count;  // a "count" source, when any run is excluded
   std::optional<Figure> min, max;    // >= 1 accepted run
   std::optional<Figure> median;      // >= 5 accepted runs
+  std::optional<Spread> spread;      // beside the median: CV and the interval of the median
   std::optional<Figure> q1, q3;      // > 20 accepted runs
   bool distribution_only = false;    // > 20: show min/q1/median/q3/max instead of the list
   bool simulated = false;            // any record of the cell is simulated

@@ -15,6 +15,12 @@ struct Messages {
   std::string_view simulated_note;   // warning paragraph when simulated
   std::string_view sources_note;     // how to read [S..] and sources.csv
   std::string_view numbers_note;     // the number rule
+  // The spread beside a median (spread_text.h): the note of "How to read" ({min_runs}, {level},
+  // {resamples}, {max_runs}), the interval ({level}, {low}, {high}) and the coefficient of
+  // variation ({cv}, in %).
+  std::string_view spread_note;
+  std::string_view spread_ci;
+  std::string_view spread_cv;
   std::string_view newest_record;    // "Newest record:" (followed by its start time)
   std::string_view skipped_section;  // "Inputs skipped"
   std::string_view skipped_none;     // "None: every input was read."

@@ -9,10 +9,18 @@ const Messages& MessagesEn() {
       .simulated_note = "**Warning:** some of these records are simulated; the figures do not describe real hardware.",
       .sources_note = "Every figure is followed by its source id, e.g. `[S3]`. The file `sources.csv` lists each "
                       "source: its runs, their provenance (file:line for imported files) and, for a derived figure, "
-                      "the operation (min, max, median, `q1`, `q3`, count, target, or a formula over other sources) and its inputs.",
+                      "the operation (min, max, median, `q1`, `q3`, `cv`, the median's interval `median_ci_low` and `median_ci_high`, "
+                      "count, target, or a formula over other sources) and its inputs.",
       .numbers_note = "Numbers: `3` significant digits (the whole integer part always kept), decimal point. "
                       "A median is shown from `5` accepted runs on; above `20` runs, min/`q1`/median/`q3`/max replace "
                       "the list. Runs served from a cache and failed runs are listed but never enter a figure.",
+      .spread_note = "Beside every median, from {min_runs} accepted runs on: the {level} confidence interval of the "
+                     "median (a percentile bootstrap of {resamples} resamples drawn from a fixed seed, so the same runs "
+                     "always give the same interval; computed up to {max_runs} runs) and the coefficient of variation "
+                     "(CV: the standard deviation over the mean). Below {min_runs} runs the runs themselves are listed, "
+                     "without a spread: so few calls say little about how noisy a setting is.",
+      .spread_ci = "{level} CI {low} – {high}",
+      .spread_cv = "CV {cv} %",
       .newest_record = "Newest record used: started",
       .skipped_section = "Inputs skipped",
       .skipped_none = "None: every input was read.",
@@ -28,7 +36,7 @@ const Messages& MessagesEn() {
       .col_metric = "Metric",
       .col_runs = "Accepted runs (in order)",
       .col_range = "Min–max",
-      .col_median = "Median",
+      .col_median = "Median (interval, CV)",
       .col_excluded = "Excluded runs",
       .distribution = "distribution",
       .dist_min = "min",

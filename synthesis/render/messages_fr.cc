@@ -10,12 +10,21 @@ const Messages& MessagesFr() {
                         "pas un matériel réel.",
       .sources_note = "Chaque chiffre est suivi de l'identifiant de sa source, par ex. `[S3]`. Le fichier "
                       "`sources.csv` liste chaque source : ses exécutions, leur provenance (fichier:ligne pour les "
-                      "fichiers importés) et, pour un chiffre dérivé, l'opération (min, max, médiane, `q1`, `q3`, décompte, cible, ou formule sur d'autres sources) et "
+                      "fichiers importés) et, pour un chiffre dérivé, l'opération (min, max, médiane, `q1`, `q3`, `cv`, l'intervalle de la médiane `median_ci_low` et "
+                      "`median_ci_high`, décompte, cible, ou formule sur d'autres sources) et "
                       "ses entrées.",
       .numbers_note = "Nombres : `3` chiffres significatifs (la partie entière toujours gardée), virgule décimale. "
                       "La médiane apparaît à partir de `5` exécutions retenues ; au-delà de `20`, "
                       "min/`q1`/médiane/`q3`/max remplacent la liste. Les exécutions servies par un cache et celles en "
                       "échec sont listées mais n'entrent dans aucun chiffre.",
+      .spread_note = "À côté de chaque médiane, à partir de {min_runs} exécutions retenues : l'intervalle de confiance "
+                     "à {level} de la médiane (un bootstrap des percentiles de {resamples} rééchantillonnages tirés "
+                     "d'une graine fixe, si bien que les mêmes exécutions donnent toujours le même intervalle ; calculé "
+                     "jusqu'à {max_runs} exécutions) et le coefficient de variation (CV : l'écart-type rapporté à la "
+                     "moyenne). En deçà de {min_runs} exécutions, les exécutions elles-mêmes sont listées, sans "
+                     "dispersion : si peu d'appels disent peu de chose du bruit d'un réglage.",
+      .spread_ci = "IC à {level} {low} – {high}",
+      .spread_cv = "CV {cv} %",
       .newest_record = "Enregistrement le plus récent utilisé : démarré le",
       .skipped_section = "Entrées ignorées",
       .skipped_none = "Aucune : toutes les entrées ont été lues.",
@@ -31,7 +40,7 @@ const Messages& MessagesFr() {
       .col_metric = "Mesure",
       .col_runs = "Exécutions retenues (dans l'ordre)",
       .col_range = "Min–max",
-      .col_median = "Médiane",
+      .col_median = "Médiane (intervalle, CV)",
       .col_excluded = "Exécutions exclues",
       .distribution = "distribution",
       .dist_min = "min",

@@ -110,8 +110,8 @@ const ModelMessages& ModelMessagesEn() {
       .decision_section = "Decision tables",
       .decision_intro = "One row per machine class: its best setting (the highest rate among its warm settings), "
                         "judged against the targets. Burst: the first warm calls; sustained: the calls from the first "
-                        "one flagged as a drop. A figure is a median from five runs on, else every run's value or "
-                        "their range.",
+                        "one flagged as a drop. A figure is a median from five runs on, with its confidence interval "
+                        "and coefficient of variation (CV), else every run's value or their range.",
       .decision_targets = "Targets: {targets}.",
       .col_machine = "Machine",
       .col_verdict = "Verdict",
@@ -294,8 +294,8 @@ const ModelMessages& ModelMessagesFr() {
       .decision_intro = "Une ligne par classe de machine : son meilleur réglage (le débit le plus élevé parmi ses "
                         "réglages à chaud), jugé au regard des objectifs. Pointe : les premiers appels à chaud ; "
                         "régime établi : les appels à partir du premier signalé comme une chute. Un chiffre est "
-                        "une médiane à partir de cinq exécutions, sinon la valeur de chaque exécution ou leur "
-                        "étendue.",
+                        "une médiane à partir de cinq exécutions, avec son intervalle de confiance et son "
+                        "coefficient de variation (CV), sinon la valeur de chaque exécution ou leur étendue.",
       .decision_targets = "Objectifs : {targets}.",
       .col_machine = "Machine",
       .col_verdict = "Verdict",

@@ -18,6 +18,7 @@
 #include "synthesis/render/chart_axes.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/sections.h"
+#include "synthesis/render/spread_text.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -103,7 +104,7 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
     // One run has a value, not a range (its value is already listed).
     std::string range = c.min && c.max && c.runs.size() > 1 ? Ref(*c.min, lang) + " – " + Ref(*c.max, lang)
                                                              : std::string(m.none_value);
-    std::string median = c.median ? Ref(*c.median, lang) : std::string(m.none_value);
+    std::string median = c.median ? Ref(*c.median, lang) + SpreadText(c.spread, lang) : std::string(m.none_value);
     std::string metric = FigureName(c.label, c.unit, lang);
     auto ident = [&m](const std::string& text) { return text.empty() ? std::string(m.none_value) : Code(text); };
     out += "| " + Join({ident(c.key.machine), ident(c.key.backend), ident(c.key.mode), ident(c.key.matrix),
@@ -124,7 +125,8 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
       const std::optional<Figure>& median = ms ? f.median_ms : f.median;
       const std::optional<Figure>& min = ms ? f.min_ms : f.min;
       const std::optional<Figure>& max = ms ? f.max_ms : f.max;
-      std::string value = median       ? std::string(m.dist_median) + " " + Ref(*median, lang)
+      std::string value = median       ? std::string(m.dist_median) + " " + Ref(*median, lang) +
+                                           SpreadText(ms ? f.spread_ms : f.spread, lang)
                           : min && max ? Ref(*min, lang) + " – " + Ref(*max, lang)
                           : min        ? Ref(*min, lang)
                                        : std::string(m.none_value);
@@ -264,7 +266,7 @@ std::string RenderMarkdown(const Analysis& analysis, Lang lang) {
   const Messages& m = Msg(lang);
   std::string out = "# " + Title(analysis, m) + "\n\n";
   if (analysis.simulated) out += std::string(m.simulated_note) + "\n\n";
-  out += std::string(m.sources_note) + "\n\n" + std::string(m.numbers_note) + "\n\n";
+  out += std::string(m.sources_note) + "\n\n" + std::string(m.numbers_note) + "\n\n" + SpreadNote(lang) + "\n\n";
   out += "## " + std::string(m.table_section) + "\n\n";
   for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, out);
   RenderTraps(analysis, m, out);
@@ -306,7 +308,7 @@ std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& mode
   std::string newest;
   for (const auto& s : model.series) newest = std::max(newest, s.last_start);
   if (!newest.empty()) out += std::string(m.newest_record) + " " + Code(newest) + ".\n\n";
-  out += std::string(m.sources_note) + "\n\n" + std::string(m.numbers_note) + "\n\n";
+  out += std::string(m.sources_note) + "\n\n" + std::string(m.numbers_note) + "\n\n" + SpreadNote(lang) + "\n\n";
   out += std::string(kCollapsedMarker) + "\n";
   RenderConditionsSection(model, lang, out);
   out += "## " + std::string(m.skipped_section) + "\n\n";

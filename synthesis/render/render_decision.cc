@@ -13,6 +13,7 @@
 #include "synthesis/render/messages_model.h"
 #include "synthesis/render/model_text.h"
 #include "synthesis/render/sections.h"
+#include "synthesis/render/spread_text.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -75,8 +76,9 @@ std::string_view ShortKind(v1::MemoryKind kind, const ModelMessages& m) {
 // "52.9 [S3]", "28.0 [S5] – 30.1 [S6]", "median 41.2 [S9]": a level of runs; a range whose two
 // ends print alike shows one.
 std::string LevelText(const std::optional<Figure>& median, const std::optional<Figure>& min,
-                      const std::optional<Figure>& max, Lang lang, const ModelMessages& m) {
-  if (median) return S(m.basis_median) + " " + Ref(*median, lang);
+                      const std::optional<Figure>& max, Lang lang, const ModelMessages& m,
+                      const std::optional<Spread>& spread = std::nullopt) {
+  if (median) return S(m.basis_median) + " " + Ref(*median, lang) + SpreadText(spread, lang);
   if (min && max && FormatNumber(min->value, lang) != FormatNumber(max->value, lang)) {
     return Ref(*min, lang) + " – " + Ref(*max, lang);
   }
@@ -90,7 +92,7 @@ std::string CallsText(uint32_t first, uint32_t last) {
 }
 
 std::string LevelWithCalls(const Level& level, Lang lang, const ModelMessages& m) {
-  return Fill(m.level_runs, {{"range", LevelText(level.median, level.min, level.max, lang, m)},
+  return Fill(m.level_runs, {{"range", LevelText(level.median, level.min, level.max, lang, m, level.spread)},
                              {"calls", CallsText(level.first_call, level.last_call)}});
 }
 
@@ -265,7 +267,7 @@ void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, La
     for (const DecisionRow& row : d.rows) {
       const Cell* cell = FindCell(analysis, row.verdict.key);
       std::string burst = row.burst ? LevelWithCalls(*row.burst, lang, m)
-                          : cell != nullptr ? LevelText(cell->median, cell->min, cell->max, lang, m)
+                          : cell != nullptr ? LevelText(cell->median, cell->min, cell->max, lang, m, cell->spread)
                                             : S(m.no_mark);
       std::string sustained = row.sustained ? LevelWithCalls(*row.sustained, lang, m) : S(m.no_drop);
       std::string runs = RefCount(row.runs);
@@ -343,11 +345,13 @@ void RenderRepetitionSection(const GuideModel& model, Lang lang, std::string& ou
   if (model.repetition_tables.empty()) return;
   const ModelMessages& m = Msg(lang);
   out += "## " + S(m.repetition_section) + "\n\n" + S(m.repetition_intro) + "\n\n";
-  auto values = [&](const std::vector<std::optional<Figure>>& figures, const std::optional<Figure>& median) {
+  auto values = [&](const std::vector<std::optional<Figure>>& figures, const std::optional<Figure>& median,
+                    const std::optional<Spread>& spread) {
     std::vector<std::string> list;
     for (const auto& f : figures) list.push_back(f ? Ref(*f, lang) : S(m.no_mark));
     std::string joined = Join(list, ", ");
-    return median ? Fill(m.median_of, {{"median", Ref(*median, lang)}, {"values", joined}}) : joined;
+    return median ? Fill(m.median_of, {{"median", Ref(*median, lang) + SpreadText(spread, lang)}, {"values", joined}})
+                  : joined;
   };
   for (const RepetitionTable& t : model.repetition_tables) {
     out += "### " + Fill(m.task_heading, {{"task", Code(t.task)}}) + "\n\n";
@@ -361,8 +365,8 @@ void RenderRepetitionSection(const GuideModel& model, Lang lang, std::string& ou
     for (const RepetitionRow& r : t.rows) {
       std::vector<std::optional<Figure>> rate(r.rate.begin(), r.rate.end());
       std::vector<std::string> cells = {Code(r.key.machine) + " " + CodeOrNone(r.key.mode, m), Code(r.axis_value)};
-      if (!t.latency_label.empty()) cells.push_back(values(r.latency_ms, r.latency_median_ms));
-      cells.push_back(values(rate, r.rate_median));
+      if (!t.latency_label.empty()) cells.push_back(values(r.latency_ms, r.latency_median_ms, r.latency_spread_ms));
+      cells.push_back(values(rate, r.rate_median, r.rate_spread));
       std::string memory = S(m.not_measured);
       if (r.memory_max_gib) {
         std::vector<std::string> each;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "synthesis/render/spread_text.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/messages_model.h"
@@ -108,7 +109,8 @@ void RenderVerdictTable(const TaskVerdicts& tv, Lang lang, const ModelMessages& 
   for (size_t i = 0; i < header.size(); ++i) out += "---|";
   out += "\n";
   for (const CellVerdict& v : tv.cells) {
-    std::vector<std::string> row = {Code(v.machine_class), Setting(v.key, m), FigureWithUnit(v.figure, lang),
+    std::vector<std::string> row = {Code(v.machine_class), Setting(v.key, m),
+                                    FigureWithUnit(v.figure, lang) + SpreadText(v.spread, lang),
                                     S(v.basis == "median" ? m.basis_median : m.basis_worst_run),
                                     Ref(v.seconds_per_item, lang)};
     for (const UseVerdict& u : v.uses) row.push_back(S(u.ok ? m.use_ok : m.use_not_ok));

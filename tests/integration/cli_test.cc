@@ -89,7 +89,15 @@ TEST_F(CliTest, TableNamesTheMachineAndShowsTheModeAndTheHeadlineFigures) {
   std::string out;
   ASSERT_EQ(Cli({"runs", "--label", "class=a100"}, &out), 0) << out;
   std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
-  ASSERT_EQ(lines.size(), 14u) << out;  // header, 12 runs, count
+  // The runs (header, 12 runs, the count), then the spread of each setting (cli/run_spread.h).
+  ASSERT_GE(lines.size(), 16u) << out;
+  EXPECT_EQ(lines[13], "12 runs (12 SIMULATED)") << out;
+  EXPECT_EQ(lines[14].rfind("main figure per setting over its accepted runs", 0), 0u) << out;
+  EXPECT_EQ(lines[15].rfind("AGENT ", 0), 0u) << out;
+  for (size_t i = 16; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].rfind(a100 + "  ", 0), 0u) << lines[i];
+    EXPECT_NE(lines[i].find("  SIMULATED"), std::string::npos) << lines[i];
+  }
   EXPECT_NE(lines[0].find("  AGENT  "), std::string::npos) << out;
   // The simulated series: a gpu mode, then a cpu mode, each starting with cold call 1. Its
   // declaration makes tokens/s the main figure and time to first token the second.

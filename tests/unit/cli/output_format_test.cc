@@ -175,7 +175,16 @@ TEST(OutputFormatTest, TableNamesTheAgentAndShowsTheHeadlineFiguresMainFirst) {
             "tokens/s, time to first token 412 ms         measured\n"
             "87654321  a100-01b (a100, 3f2a9c1e)  qwen  cpu   cold   1     ok              9.1 generation "
             "tokens/s, time to first token 6.8 s           measured\n"
-            "2 runs\n");
+            "2 runs\n"
+            "\n"
+            // Each setting's main figure over its accepted runs: one run each, so no median or spread.
+            "main figure per setting over its accepted runs (median, 95% CI of the median and CV from 5 runs on):\n"
+            "AGENT                      TASK  BACKEND  MODE  PHASE  MATRIX  FIGURE               N  MEDIAN  95% CI  CV  "
+            "SOURCE\n"
+            "a100-01 (a100, 3f2a9c1e)   qwen  -        gpu   cold   -       generation tokens/s  1  -       -       -   "
+            "measured\n"
+            "a100-01b (a100, 3f2a9c1e)  qwen  -        cpu   cold   -       generation tokens/s  1  -       -       -   "
+            "measured\n");
 }
 
 TEST(OutputFormatTest, JsonAddsTheAgentAndTheHeadlineFiguresAndStillReadsAsARecord) {

@@ -2,6 +2,7 @@
 // with prometheus-cpp's own TextSerializer (what /metrics serves), without HTTP: families, HELP,
 // labels, values, zero-initialised label sets, histograms, the variant and figure rules, failed runs, and
 // the label cardinality under 10,000 runs that differ only by seed, prompt and run id.
+#include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
@@ -21,6 +22,7 @@
 #include "benchfleet/v1/record.pb.h"
 #include "common/hashing.h"
 #include "coordinator/ingest/rejection_codes.h"
+#include "coordinator/metrics/figure_window.h"
 #include "coordinator/metrics/prometheus_metrics.h"
 #include "coordinator/metrics/run_labels.h"
 #include "gmock/gmock.h"
@@ -53,7 +55,7 @@ std::string Exposition(PrometheusMetrics& metrics, const std::vector<std::string
 
 // Returns the number of samples (lines that are not comments) the registry exposes.
 size_t SampleCount(PrometheusMetrics& metrics) {
-  const std::string text = prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
+  const std::string text = prometheus::TextSerializer().Serialize(metrics.Collect());
   size_t samples = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     if (line[0] != '#') ++samples;
@@ -260,7 +262,8 @@ TEST(PrometheusMetricsTest, ExposesEveryFamilyOfTheCatalogueWithHelp) {
                           "benchfleet_coordinator_run_conflicts_total"}));
   metrics.RpcMethodsServed({"/benchfleet.v1.Admin/ListRuns"});
   metrics.AgentConnected("gpu-01");
-  metrics.RunStored(WarmRun());
+  // Five accepted runs: the spread gauges exist from the fifth.
+  for (int i = 0; i < 5; ++i) metrics.RunStored(WarmRun());
   metrics.RegressionChecked("gpu-01", "llama-gen", "no_change");
 
   std::map<std::string, prometheus::MetricType> families;
@@ -291,6 +294,11 @@ TEST(PrometheusMetricsTest, ExposesEveryFamilyOfTheCatalogueWithHelp) {
       {"benchfleet_run_last_memory_peak_bytes", MetricType::Gauge},
       {"benchfleet_run_memory_peak_bytes", MetricType::Histogram},
       {"benchfleet_run_last_start_timestamp_seconds", MetricType::Gauge},
+      {"benchfleet_run_main_figure_window_runs", MetricType::Gauge},
+      {"benchfleet_run_main_figure_median", MetricType::Gauge},
+      {"benchfleet_run_main_figure_median_ci_low", MetricType::Gauge},
+      {"benchfleet_run_main_figure_median_ci_high", MetricType::Gauge},
+      {"benchfleet_run_main_figure_cv_ratio", MetricType::Gauge},
       {"benchfleet_runs_flagged_total", MetricType::Counter},
   };
   EXPECT_EQ(families, catalogue);
@@ -820,6 +828,8 @@ TEST(PrometheusMetricsTest, RunsDifferingOnlyBySeedPromptAndRunIdAddNoSeries) {
     return r;
   };
   for (int i = 0; i < 16; ++i) {
+    // Five accepted runs: the spread gauges of the main figure too.
+    for (int k = 0; k < 5; ++k) metrics.RunStored(run(i));
     v1::RunRecord r = run(i);
     r.add_flags()->set_code("CACHE_HIT");
     metrics.RunStored(r);
@@ -844,14 +854,14 @@ TEST(PrometheusMetricsTest, RunsDifferingOnlyBySeedPromptAndRunIdAddNoSeries) {
   }
   EXPECT_EQ(SampleCount(metrics), before);
 
-  // The runs were counted, not dropped: 16 + 10,000 observations over the 16 label sets.
+  // The runs were counted, not dropped: 16 x 6 + 10,000 observations over the 16 label sets.
   uint64_t observed = 0;
   for (const auto& family : metrics.registry()->Collect()) {
     if (family.name != "benchfleet_run_wall_seconds") continue;
     EXPECT_EQ(family.metric.size(), 16u);
     for (const auto& m : family.metric) observed += m.histogram.sample_count;
   }
-  EXPECT_EQ(observed, 10016u);
+  EXPECT_EQ(observed, 10096u);
 }
 
 // Case 5 of issue 19: 5,000 records with distinct task and mode names (and more agents and
@@ -929,6 +939,159 @@ TEST(PrometheusMetricsTest, DistinctLabelValuesPastTheCapsGoToOtherAndStayUnderT
   EXPECT_EQ(observed, 5000u);
   std::printf("5,000 records with distinct task and mode names: %zu samples (worst case %zu)\n", samples,
               kWorstCaseSeries);
+}
+
+}  // namespace
+}  // namespace benchfleet::coordinator
+
+namespace benchfleet::coordinator {
+namespace {
+
+// The spread gauges of the main figure (metrics/README.md, "Spread of the main figure"). Reference
+// values from Python 3.11, computed independently: statistics.median, statistics.stdev(v) /
+// statistics.mean(v), and a separate Python implementation of the splitmix64 percentile bootstrap
+// that common/stats/spread.h describes (seed 20261202, 2,000 resamples, 95%).
+
+const std::vector<double> kTen = {41.0, 42.5, 40.2, 43.1, 41.7, 39.8, 44.0, 42.2, 40.9, 41.3};
+
+v1::RunRecord WarmRunAt(double tokens_per_second) {
+  v1::RunRecord r = WarmRun();
+  r.mutable_metrics(0)->set_value(tokens_per_second);
+  return r;
+}
+
+// The one sample of family `name` (its value and labels); fails when there is not exactly one.
+std::pair<double, std::map<std::string, std::string>> OneSample(PrometheusMetrics& metrics, const std::string& name) {
+  for (const auto& family : metrics.Collect()) {
+    if (family.name != name) continue;
+    EXPECT_EQ(family.metric.size(), 1u) << name;
+    if (family.metric.empty()) break;
+    std::map<std::string, std::string> labels;
+    for (const auto& l : family.metric[0].label) labels[l.name] = l.value;
+    return {family.metric[0].gauge.value, labels};
+  }
+  ADD_FAILURE() << "no family " << name;
+  return {NAN, {}};
+}
+
+bool HasFamily(PrometheusMetrics& metrics, const std::string& name) {
+  const auto all = metrics.Collect();
+  return std::any_of(all.begin(), all.end(), [&](const auto& f) { return f.name == name; });
+}
+
+TEST(FigureWindowTest, OnlyAcceptedRunsCount) {
+  v1::RunRecord ok = WarmRun();
+  EXPECT_TRUE(CountsTowardSpread(ok));
+  v1::RunRecord drop = WarmRun();
+  drop.add_flags()->set_code("THROUGHPUT_DROP");  // published and aggregated: it measured something
+  EXPECT_TRUE(CountsTowardSpread(drop));
+  for (const char* code : {"CACHE_HIT", "PROMPT_CACHE_USED", "CONTENDED", "NO_OFFLOAD", "PARTIAL_OFFLOAD", "INVALIDATED"}) {
+    v1::RunRecord r = WarmRun();
+    r.add_flags()->set_code(code);
+    EXPECT_FALSE(CountsTowardSpread(r)) << code;
+  }
+  v1::RunRecord failed = WarmRun();
+  failed.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+  EXPECT_FALSE(CountsTowardSpread(failed));
+}
+
+TEST(FigureWindowTest, KeepsTheLastTwentyAndGivesTheSpreadFromFive) {
+  FigureWindow window;
+  for (int i = 0; i < 25; ++i) window.Add(i);
+  EXPECT_EQ(window.size(), kSpreadWindowRuns);
+  EXPECT_EQ(window.values().front(), 5);
+  EXPECT_EQ(window.values().back(), 24);
+  const WindowSpread four = SpreadOf({41.0, 42.5, 40.2, 43.1});
+  EXPECT_EQ(four.runs, 4u);
+  EXPECT_FALSE(four.median || four.ci_low || four.cv);
+  // Python: median 41.5, bootstrap (40.6, 42.650000000000006), CV 0.03127023411065691.
+  const WindowSpread ten = SpreadOf(kTen);
+  EXPECT_EQ(ten.runs, 10u);
+  EXPECT_EQ(ten.median, 41.5);
+  EXPECT_DOUBLE_EQ(*ten.ci_low, 40.6);
+  EXPECT_DOUBLE_EQ(*ten.ci_high, 42.65);
+  EXPECT_NEAR(*ten.cv, 0.03127023411065691, 1e-12);
+}
+
+TEST(PrometheusMetricsTest, TheMainFigureHasItsSpreadFromFiveAcceptedRunsOn) {
+  PrometheusMetrics metrics;
+  for (int i = 0; i < 4; ++i) metrics.RunStored(WarmRunAt(kTen[i]));
+  // A cache hit and a failure measured nothing: neither enters the window.
+  v1::RunRecord cached = WarmRunAt(900);
+  cached.add_flags()->set_code("CACHE_HIT");
+  metrics.RunStored(cached);
+  v1::RunRecord failed = WarmRunAt(1);
+  failed.mutable_status()->set_code(v1::RunStatus::CODE_FAILED);
+  metrics.RunStored(failed);
+  // Below five: the number of runs, no spread.
+  const auto [runs, labels] = OneSample(metrics, "benchfleet_run_main_figure_window_runs");
+  EXPECT_EQ(runs, 4);
+  EXPECT_EQ(labels, (std::map<std::string, std::string>{{"agent", "gpu-01"},
+                                                        {"task", "llama-gen"},
+                                                        {"backend", "llama-server"},
+                                                        {"mode", "gpu"},
+                                                        {"phase", "warm"},
+                                                        {"variant", "batch_size=8"},
+                                                        {"simulated", "false"},
+                                                        {"figure", "output tokens/s"},
+                                                        {"unit", "tokens/s"}}));
+  for (const char* name : {"benchfleet_run_main_figure_median", "benchfleet_run_main_figure_median_ci_low",
+                           "benchfleet_run_main_figure_median_ci_high", "benchfleet_run_main_figure_cv_ratio"}) {
+    EXPECT_FALSE(HasFamily(metrics, name)) << name;
+  }
+
+  for (int i = 4; i < 10; ++i) metrics.RunStored(WarmRunAt(kTen[i]));
+  // Ten runs. Python: median 41.5, bootstrap (40.6, 42.650000000000006), CV 0.03127023411065691.
+  EXPECT_EQ(OneSample(metrics, "benchfleet_run_main_figure_window_runs").first, 10);
+  EXPECT_EQ(OneSample(metrics, "benchfleet_run_main_figure_median").first, 41.5);
+  EXPECT_DOUBLE_EQ(OneSample(metrics, "benchfleet_run_main_figure_median_ci_low").first, 40.6);
+  EXPECT_DOUBLE_EQ(OneSample(metrics, "benchfleet_run_main_figure_median_ci_high").first, 42.65);
+  EXPECT_NEAR(OneSample(metrics, "benchfleet_run_main_figure_cv_ratio").first, 0.03127023411065691, 1e-12);
+  EXPECT_EQ(OneSample(metrics, "benchfleet_run_main_figure_cv_ratio").second, labels);
+
+  // Fifteen more, 40.0 + 0.25 k: the window keeps the last twenty (kTen[5..9] then the fifteen).
+  // Python: median 41.625, bootstrap (40.95, 42.375), CV 0.02882308726515553.
+  for (int k = 0; k < 15; ++k) metrics.RunStored(WarmRunAt(40.0 + 0.25 * k));
+  EXPECT_EQ(OneSample(metrics, "benchfleet_run_main_figure_window_runs").first, 20);
+  EXPECT_EQ(OneSample(metrics, "benchfleet_run_main_figure_median").first, 41.625);
+  EXPECT_DOUBLE_EQ(OneSample(metrics, "benchfleet_run_main_figure_median_ci_low").first, 40.95);
+  EXPECT_DOUBLE_EQ(OneSample(metrics, "benchfleet_run_main_figure_median_ci_high").first, 42.375);
+  EXPECT_NEAR(OneSample(metrics, "benchfleet_run_main_figure_cv_ratio").first, 0.02882308726515553, 1e-12);
+}
+
+TEST(PrometheusMetricsTest, TheSpreadIsComputedAtTheScrapeNotAtEveryStoredRun) {
+  PrometheusMetrics metrics;
+  for (double v : kTen) metrics.RunStored(WarmRunAt(v));
+  // Stored, not yet scraped: the gauges exist, the registry alone shows them unset.
+  const auto unset = metrics.registry()->Collect();
+  const auto median = std::find_if(unset.begin(), unset.end(),
+                                   [](const auto& f) { return f.name == "benchfleet_run_main_figure_median"; });
+  ASSERT_NE(median, unset.end());
+  EXPECT_EQ(median->metric.at(0).gauge.value, 0);
+  // What an Exposer serves refreshes them first; so does the scrape view.
+  std::vector<prometheus::MetricFamily> scraped = metrics.scrape_view()->Collect();
+  const auto refreshed = std::find_if(scraped.begin(), scraped.end(),
+                                      [](const auto& f) { return f.name == "benchfleet_run_main_figure_median"; });
+  ASSERT_NE(refreshed, scraped.end());
+  EXPECT_EQ(refreshed->metric.at(0).gauge.value, 41.5);  // statistics.median
+}
+
+TEST(PrometheusMetricsTest, AnotherMainFigureStartsItsOwnWindowAndTheOldSeriesGo) {
+  PrometheusMetrics metrics;
+  for (double v : kTen) metrics.RunStored(WarmRunAt(v));
+  // The same label set, now declaring another main figure: 3 runs of it, below five.
+  for (int i = 0; i < 3; ++i) {
+    v1::RunRecord r = WarmRunAt(7);
+    r.mutable_metrics(0)->set_label("generation tokens/s");
+    metrics.RunStored(r);
+  }
+  const auto [runs, labels] = OneSample(metrics, "benchfleet_run_main_figure_window_runs");
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(labels.at("figure"), "generation tokens/s");
+  for (const char* name : {"benchfleet_run_main_figure_median", "benchfleet_run_main_figure_median_ci_low",
+                           "benchfleet_run_main_figure_median_ci_high", "benchfleet_run_main_figure_cv_ratio"}) {
+    EXPECT_FALSE(HasFamily(metrics, name)) << name;
+  }
 }
 
 }  // namespace

@@ -135,8 +135,9 @@ TEST(AnalysisTableTest, TwentyOneRunsGiveQuartilesAndDistributionOnly) {
   EXPECT_EQ(c.q3->value, 16);
   EXPECT_EQ(SourceOf(a, *c.q1).operation, "q1");
   EXPECT_EQ(SourceOf(a, *c.q3).operation, "q3");
-  // Every run keeps its own source row: 21 values + min, max, median, q1, q3.
-  EXPECT_EQ(a.sources.sources().size(), 26u);
+  // Every run keeps its own source row: 21 values + min, max, median, q1, q3, then the median's
+  // interval (low, high), the CV and its percentage.
+  EXPECT_EQ(a.sources.sources().size(), 30u);
 }
 
 TEST(AnalysisTableTest, TwentyRunsStayListed) {
@@ -360,6 +361,13 @@ TEST(AnalysisTableTest, CellsBuiltOnThreadsCiteTheirOwnSources) {
     for (const Figure* f : {&*c.min, &*c.max, &*c.median, &*c.q1, &*c.q3}) EXPECT_EQ(SourceOf(a, *f).input_refs, refs);
     EXPECT_EQ(SourceOf(a, *c.min).operation, "min");
     EXPECT_EQ(SourceOf(a, *c.q3).operation, "q3");
+    // The spread's sources are shifted with the cell's: its CV cites the cell's runs, its percentage
+    // that CV; about 5,000 runs a cell is past stats::kMaxFiguresForInterval, so no interval.
+    ASSERT_TRUE(c.spread && c.spread->cv && c.spread->cv_percent);
+    EXPECT_FALSE(c.spread->ci_low.has_value());
+    EXPECT_EQ(SourceOf(a, *c.spread->cv).operation, "cv");
+    EXPECT_EQ(SourceOf(a, *c.spread->cv).input_refs, refs);
+    EXPECT_EQ(SourceOf(a, *c.spread->cv_percent).input_refs, std::vector<std::string>{c.spread->cv->source_id});
     ASSERT_TRUE(c.excluded_count.has_value());
     EXPECT_EQ(SourceOf(a, *c.excluded_count).run_ids.size(), c.excluded.size());
     for (const ExcludedRun& e : c.excluded) EXPECT_EQ(SourceOf(a, *e.figure).run_ids, std::vector<std::string>{e.run_id});

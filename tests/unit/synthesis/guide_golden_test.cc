@@ -3,7 +3,9 @@
 // sources.csv by this test's own arithmetic. BENCHFLEET_UPDATE_GOLDEN=1 rewrites the golden files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -200,6 +202,39 @@ double Quantile7(std::vector<double> v, double p) {
   return lo + 1 < v.size() ? v[lo] + (h - lo) * (v[lo + 1] - v[lo]) : v[lo];
 }
 
+// The spread's statistics, written again from common/stats/spread.h's description rather than
+// called: the sample standard deviation over the mean, and the percentile bootstrap of the median
+// (2,000 resamples, splitmix64 from the seed 20261202, index = draw % n, the 95% bounds at
+// floor(2000 * 0.025) = 50 and ceil(2000 * 0.975) - 1 = 1949).
+double SampleCv(const std::vector<double>& v) {
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= v.size();
+  double squares = 0;
+  for (double x : v) squares += (x - mean) * (x - mean);
+  return std::sqrt(squares / (v.size() - 1)) / std::fabs(mean);
+}
+
+double BootstrapMedianBound(const std::vector<double>& v, bool high) {
+  uint64_t state = 20261202;
+  auto next = [&state] {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<double> medians;
+  std::vector<double> draw(v.size());
+  for (int b = 0; b < 2000; ++b) {
+    for (double& d : draw) d = v[next() % v.size()];
+    std::sort(draw.begin(), draw.end());
+    const size_t n = draw.size();
+    medians.push_back(n % 2 == 1 ? draw[n / 2] : (draw[n / 2 - 1] + draw[n / 2]) / 2);
+  }
+  std::sort(medians.begin(), medians.end());
+  return medians[high ? 1949 : 50];
+}
+
 // Recomputes a source's figure from its row alone (and, for formulas, the rows it names).
 double Recompute(const std::map<std::string, CsvSource>& sources, const std::string& id, int depth = 0) {
   const CsvSource& s = sources.at(id);
@@ -212,7 +247,8 @@ double Recompute(const std::map<std::string, CsvSource>& sources, const std::str
   // An aggregate lists its inputs with their runs, or cites the sources of its inputs (a cell's
   // runs' "value" sources), each recomputed in turn and belonging to exactly one run.
   std::vector<double> inputs = s.inputs;
-  if (op == "min" || op == "max" || op == "median" || op == "q1" || op == "q3") {
+  if (op == "min" || op == "max" || op == "median" || op == "q1" || op == "q3" || op == "cv" ||
+      op == "median_ci_low" || op == "median_ci_high") {
     if (s.input_refs.empty()) {
       EXPECT_EQ(s.inputs.size(), s.run_ids.size()) << id;
       EXPECT_EQ(s.provenance.size(), s.run_ids.size()) << id;
@@ -232,6 +268,10 @@ double Recompute(const std::map<std::string, CsvSource>& sources, const std::str
   if (op == "median") return Quantile7(inputs, 0.5);
   if (op == "q1") return Quantile7(inputs, 0.25);
   if (op == "q3") return Quantile7(inputs, 0.75);
+  // In the order the source lists its figures (run order): the bootstrap draws by position.
+  if (op == "cv") return SampleCv(inputs);
+  if (op == "median_ci_low") return BootstrapMedianBound(inputs, false);
+  if (op == "median_ci_high") return BootstrapMedianBound(inputs, true);
   if (op == "formula") {
     EXPECT_EQ(s.inputs.size(), s.input_refs.size()) << id;
     // Each input is the figure of the source it names.
@@ -255,12 +295,15 @@ std::string WithoutCodeAndTargets(const std::string& line) {
   return std::regex_replace(out, std::regex("\\]\\([^)]*\\)"), "]");
 }
 
-TEST_F(GuideGoldenTest, EveryNumberOfTheMarkdownIsRecomputedFromSourcesCsv) {
-  std::map<std::string, CsvSource> sources = ParseSources(files_->at("sources.csv"));
+// Every number of both Markdown files, recomputed from sources.csv; each "value" source's input one
+// of its record's own numbers; at least `at_least` numbers checked per language.
+void ExpectEveryNumberRecomputed(const std::map<std::string, std::string>& files,
+                                 const std::vector<v1::RunRecord>& records, int at_least) {
+  std::map<std::string, CsvSource> sources = ParseSources(files.at("sources.csv"));
   ASSERT_FALSE(sources.empty());
   // A "value" source's input is one of its record's own numbers.
   std::map<std::string, const v1::RunRecord*> by_id;
-  for (const auto& r : input_->records) by_id[r.run_id()] = &r;
+  for (const auto& r : records) by_id[r.run_id()] = &r;
   for (const auto& [id, s] : sources) {
     if (s.operation != "value") continue;
     ASSERT_EQ(s.run_ids.size(), 1u) << id;
@@ -273,7 +316,7 @@ TEST_F(GuideGoldenTest, EveryNumberOfTheMarkdownIsRecomputedFromSourcesCsv) {
   }
   const std::regex ref("(-?[0-9]+(?:[.,][0-9]+)?) \\[(S[0-9]+)\\]");
   for (Lang lang : {Lang::kFr, Lang::kEn}) {
-    const std::string& md = files_->at("guide." + std::string(LangCode(lang)) + ".md");
+    const std::string& md = files.at("guide." + std::string(LangCode(lang)) + ".md");
     int checked = 0;
     std::stringstream lines(md);
     for (std::string line; std::getline(lines, line);) {
@@ -293,8 +336,34 @@ TEST_F(GuideGoldenTest, EveryNumberOfTheMarkdownIsRecomputedFromSourcesCsv) {
       EXPECT_EQ(rest.find_first_of("0123456789"), std::string::npos)
           << LangCode(lang) << ": a number without its source in: " << line;
     }
-    EXPECT_GT(checked, 100) << LangCode(lang);
+    EXPECT_GT(checked, at_least) << LangCode(lang);
   }
+}
+
+TEST_F(GuideGoldenTest, EveryNumberOfTheMarkdownIsRecomputedFromSourcesCsv) {
+  ExpectEveryNumberRecomputed(*files_, input_->records, 100);
+}
+
+// The golden inputs have no cell of five accepted runs; the sweep's a100 cells have five each: their
+// medians come with an interval and a CV, recomputed from sources.csv like every other number.
+TEST(GuideSpreadTest, TheSpreadBesideEachMedianIsRecomputedFromSourcesCsv) {
+  GuideInput input;
+  input.records = testing::GuideSweepRecords();
+  const std::map<std::string, std::string> files = BuildGuideFiles(input, {Lang::kFr, Lang::kEn});
+  ExpectEveryNumberRecomputed(files, input.records, 100);
+  const std::string& en = files.at("guide.en.md");
+  const std::string& fr = files.at("guide.fr.md");
+  // a100 at concurrency 1: 900 * (1 + 0.01 * call), calls 1-5 = 909, 918, 927, 936, 945 tokens/s.
+  // Python 3.11: statistics.median 927; statistics.stdev / statistics.mean = 0.015350862428001842,
+  // CV 1.54 %; the splitmix64 bootstrap (seed 20261202, 2,000 resamples) gives (909.0, 945.0): with
+  // five runs the 95% interval spans them all.
+  EXPECT_THAT(en, ::testing::ContainsRegex("927 \\[S[0-9]+\\] \\(`95%` CI 909 \\[S[0-9]+\\] – 945 \\[S[0-9]+\\], "
+                                           "CV 1\\.54 \\[S[0-9]+\\] %\\)"));
+  EXPECT_THAT(fr, ::testing::ContainsRegex("927 \\[S[0-9]+\\] \\(IC à `95 %` 909 \\[S[0-9]+\\] – 945 \\[S[0-9]+\\], "
+                                           "CV 1,54 \\[S[0-9]+\\] %\\)"));
+  // The l4's cells have three runs: no spread beside them, and the note says why.
+  EXPECT_THAT(en, ::testing::HasSubstr("Below `5` runs the runs themselves are listed, without a spread"));
+  EXPECT_THAT(fr, ::testing::HasSubstr("En deçà de `5` exécutions, les exécutions elles-mêmes sont listées, sans"));
 }
 
 TEST_F(GuideGoldenTest, SimulatedInputSaysSoInTheTitleAndOnEveryChart) {

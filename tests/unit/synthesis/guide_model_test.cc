@@ -1268,8 +1268,26 @@ TEST(RepetitionTablesTest, EveryRepetitionInTheMethodsOwnUnits) {
   RenderRepetitionSection(b->model, Lang::kEn, md);
   EXPECT_THAT(md, HasSubstr("## Workflow v6 results\n\n"));
   EXPECT_THAT(md, HasSubstr("| Platform | Batch size | mean latency (ms) | tokens/s | Max memory (GiB) |\n"));
-  EXPECT_THAT(md, HasSubstr("| `host` `nvidia` | `4` | median 29.1 [" + row.latency_median_ms->source_id + "]: 29.1 [" +
+  // Beside each median its spread. Python 3.11 (statistics.stdev / statistics.mean and the splitmix64
+  // bootstrap of common/stats/spread.h written again): latency CV 0.003912750257718364, interval
+  // (0.029, 0.0293) s; rate CV 0.0014673538893661441, interval (3284, 3294).
+  ASSERT_TRUE(row.latency_spread_ms && row.latency_spread_ms->ci_low && row.latency_spread_ms->cv_percent);
+  ASSERT_TRUE(row.rate_spread && row.rate_spread->ci_high && row.rate_spread->cv_percent);
+  EXPECT_NEAR(row.latency_spread_ms->cv->value, 0.003912750257718364, 1e-12);
+  EXPECT_DOUBLE_EQ(row.latency_spread_ms->ci_low->value, 29);
+  EXPECT_DOUBLE_EQ(row.latency_spread_ms->ci_high->value, 29.3);
+  EXPECT_EQ(SourceOf(b->analysis, *row.latency_spread_ms->ci_low).formula, "x1 * 1000");
+  EXPECT_NEAR(row.rate_spread->cv->value, 0.0014673538893661441, 1e-12);
+  EXPECT_EQ(row.rate_spread->ci_low->value, 3284);
+  EXPECT_EQ(row.rate_spread->ci_high->value, 3294);
+  EXPECT_THAT(md, HasSubstr("| `host` `nvidia` | `4` | median 29.1 [" + row.latency_median_ms->source_id +
+                            "] (`95%` CI 29.0 [" + row.latency_spread_ms->ci_low->source_id + "] – 29.3 [" +
+                            row.latency_spread_ms->ci_high->source_id + "], CV 0.391 [" +
+                            row.latency_spread_ms->cv_percent->source_id + "] %): 29.1 [" +
                             row.latency_ms[0]->source_id + "], 29.0 ["));
+  EXPECT_THAT(md, HasSubstr("| median 3291 [" + row.rate_median->source_id + "] (`95%` CI 3284 [" +
+                            row.rate_spread->ci_low->source_id + "] – 3294 [" + row.rate_spread->ci_high->source_id +
+                            "], CV 0.147 [" + row.rate_spread->cv_percent->source_id + "] %): 3294 ["));
   std::string fr;
   RenderRepetitionSection(b->model, Lang::kFr, fr);
   EXPECT_THAT(fr, HasSubstr("| Plateforme | Taille de lot | latence moyenne (ms) | jetons/s | Mémoire max. (Gio) |\n"));

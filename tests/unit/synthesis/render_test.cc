@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/stats/spread.h"
 #include "synthesis/analysis/sources.h"
 #include "synthesis/analysis/table.h"
 
@@ -125,11 +126,16 @@ TEST(RenderMarkdownTest, EnglishRowsTitleAndTraps) {
   EXPECT_THAT(md, HasSubstr(gpu_row));
   const Cell& cpu = CellOf(a, "cpu");
   ASSERT_TRUE(cpu.median.has_value());
+  ASSERT_TRUE(cpu.spread && cpu.spread->ci_low && cpu.spread->ci_high && cpu.spread->cv_percent);
   std::string cpu_row = "| `host-cpu` | `llama-server` | `cpu` | `n_predict=128` | cold | "
                         "`tokens_per_second (tokens/s)` | " +
                         Refs(cpu, {"8.41", "8.37", "8.52", "8.40", "8.44"}) + " | 8.37 [" + cpu.min->source_id +
-                        "] – 8.52 [" + cpu.max->source_id + "] | 8.41 [" + cpu.median->source_id + "] | 1 [" +
-                        cpu.excluded_count->source_id + "] |\n";
+                        "] – 8.52 [" + cpu.max->source_id + "] | 8.41 [" + cpu.median->source_id +
+                        // Python 3.11 (statistics.stdev / statistics.mean, and the splitmix64 bootstrap of
+                        // common/stats/spread.h written again): CV 0.0067849921478385315, interval (8.37, 8.52).
+                        "] (`95%` CI 8.37 [" + cpu.spread->ci_low->source_id + "] – 8.52 [" +
+                        cpu.spread->ci_high->source_id + "], CV 0.678 [" + cpu.spread->cv_percent->source_id +
+                        "] %) | 1 [" + cpu.excluded_count->source_id + "] |\n";
   EXPECT_THAT(md, HasSubstr(cpu_row));
   EXPECT_THAT(md, HasSubstr("### Cache hits (excluded)\n\n- `chat-7b` — `host-gpu / llama-server / gpu / n_predict=128 / "
                             "warm` — run `g5` (call `5`) — `CACHE_HIT`: `prompt served from the cache`\n"));
@@ -244,8 +250,15 @@ TEST(RenderCallIndexChartTest, OnePolylinePerCellWithOnePointPerRun) {
 }
 
 // A source's figure from its row: a cell's aggregates are over the figures of the value sources
-// they cite (input_refs).
+// they cite (input_refs); the spread's (cv, median_ci_low, median_ci_high) by common/stats over
+// them in run order, the CV's percentage a formula over the cv source.
 double Expected(const SourceTable& table, const Source& s) {
+  if (s.operation == "formula") {
+    EXPECT_EQ(s.formula, "x1 * 100") << s.id;
+    const Source* cv = table.Find(s.input_refs.at(0));
+    EXPECT_TRUE(cv != nullptr && cv->operation == "cv") << s.id;
+    return cv != nullptr ? Expected(table, *cv) * 100 : 0;
+  }
   std::vector<double> v = s.inputs;
   for (const std::string& ref : s.input_refs) {
     const Source* cited = table.Find(ref);
@@ -256,6 +269,9 @@ double Expected(const SourceTable& table, const Source& s) {
     ADD_FAILURE() << s.id << ": no inputs";
     return 0;
   }
+  if (s.operation == "cv") return *stats::CoefficientOfVariation(v);
+  if (s.operation == "median_ci_low") return stats::BootstrapMedianInterval(v)->low;
+  if (s.operation == "median_ci_high") return stats::BootstrapMedianInterval(v)->high;
   std::sort(v.begin(), v.end());
   if (s.operation == "value") return s.inputs.at(0);
   if (s.operation == "min") return v.front();
@@ -286,12 +302,14 @@ TEST(RenderMarkdownTest, EveryPrintedFigureMatchesItsSource) {
       start = end + 1;
       if (line.rfind("| ", 0) != 0 || line.find(" [S") == std::string::npos) continue;
       ++rows;
-      // Columns 7..9 (values, min–max, median): only refs'd numbers may hold digits.
+      // Columns 7..9 (values, min–max, median): only refs'd numbers may hold digits (and code spans:
+      // the interval's level, a constant of the method).
       std::vector<std::string> cols;
       for (size_t p = 2, q; (q = line.find(" | ", p)) != std::string::npos; p = q + 3) cols.push_back(line.substr(p, q - p));
       ASSERT_GE(cols.size(), 9u) << line;
       for (size_t c = 6; c <= 8; ++c) {
         std::string rest = std::regex_replace(std::regex_replace(cols[c], ref, ""), std::regex("\\bq[13]\\b"), "");
+        rest = std::regex_replace(rest, std::regex("`[^`]*`"), "");
         EXPECT_EQ(rest.find_first_of("0123456789"), std::string::npos) << "unsourced number in: " << cols[c];
       }
       for (auto it = std::sregex_iterator(line.begin(), line.end(), ref); it != std::sregex_iterator(); ++it) {
@@ -304,9 +322,9 @@ TEST(RenderMarkdownTest, EveryPrintedFigureMatchesItsSource) {
       }
     }
     EXPECT_EQ(rows, 3);
-    // cpu: 5 values + min + max + median + excluded count; gpu: 4 + min + max + excluded count; big:
-    // 5-number summary + min, max, median.
-    EXPECT_EQ(refs, 9 + 7 + 8);
+    // cpu: 5 values + min + max + median and its interval and CV + excluded count; gpu: 4 + min + max
+    // + excluded count; big: 5-number summary + min, max, median and its interval and CV.
+    EXPECT_EQ(refs, 12 + 7 + 11);
   }
 }
 
