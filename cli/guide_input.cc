@@ -160,13 +160,11 @@ absl::StatusOr<synthesis::GuideInput> LoadGuideInput(Env* env, const GuideSource
   std::set<std::string_view> named;
   for (const v1::RunRecord& r : read->records) named.insert(r.conditions_fingerprint());
   for (const synthesis::RunRow* r : input.rows.rows) named.insert(r->conditions_fingerprint);
-  for (const synthesis::StoredVerdict& v : read->verdicts) named.insert(v.conditions_fingerprint);
   for (auto& [fingerprint, conditions] : read->conditions) {
     if (named.count(fingerprint) != 0) input.conditions.emplace(fingerprint, std::move(conditions));
   }
   input.records = std::move(read->records);
   input.skipped = std::move(read->skipped);
-  input.verdicts = std::move(read->verdicts);
   return input;
 }
 

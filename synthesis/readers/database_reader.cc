@@ -424,23 +424,6 @@ std::string RecordsCopySql(const std::vector<std::string>& quoted_tasks, const s
                       absl::StrJoin(where, " AND "), ") TO STDOUT");
 }
 
-std::string VerdictsSql(const std::vector<std::string>& quoted_tasks, const std::optional<absl::Time>& since) {
-  std::vector<std::string> where;
-  if (!quoted_tasks.empty()) where.push_back(absl::StrCat("r.task IN (", absl::StrJoin(quoted_tasks, ", "), ")"));
-  if (since.has_value()) where.push_back(absl::StrCat("r.start_time >= '", FormatUtc(*since), "'::timestamptz"));
-  // The point is the run's mode and phase and the verdict's matrix (a verdict stored before kinds
-  // has none: one point per mode and phase then).
-  return absl::StrCat(
-      "SELECT verdict, agent_id, task, conditions_fingerprint FROM ("
-      "SELECT DISTINCT ON (r.agent_id, r.task, r.mode, r.phase, g.verdict -> 'matrix') "
-      "g.verdict::text AS verdict, r.agent_id, r.task, r.conditions_fingerprint, r.mode, r.phase, "
-      "COALESCE(g.verdict -> 'matrix', 'null'::jsonb)::text AS matrix "
-      "FROM regressions g JOIN runs r ON r.run_id = g.run_id",
-      where.empty() ? "" : " WHERE ", absl::StrJoin(where, " AND "),
-      " ORDER BY r.agent_id, r.task, r.mode, r.phase, g.verdict -> 'matrix', r.start_time DESC NULLS LAST, "
-      "g.created DESC, g.run_id DESC) newest ORDER BY agent_id, task, mode, phase, matrix");
-}
-
 void UnescapeCopyText(std::string* line) {
   std::string& s = *line;
   size_t in = s.find('\\');
@@ -535,24 +518,7 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
       }
     }
 
-    step = "reading the regression verdicts";
-    if (tx.exec("SELECT to_regclass('regressions') IS NOT NULL")[0][0].as<bool>()) {
-      for (const auto& row : tx.exec(VerdictsSql(quoted_tasks, filter.since))) {
-        StoredVerdict v;
-        absl::Status parsed = JsonToMessage(row[0].c_str(), &v.verdict, /*ignore_unknown_fields=*/true);
-        if (!parsed.ok()) {
-          result.skipped.push_back({kDatabaseSource, 0, absl::StrCat("regression verdict unreadable: ", parsed.message())});
-          continue;
-        }
-        v.agent_id = row[1].c_str();
-        v.task = row[2].c_str();
-        v.conditions_fingerprint = row[3].c_str();
-        result.verdicts.push_back(std::move(v));
-      }
-    }
-
-    // Views of the records' own strings, one lookup per record (most records share a few), and
-    // of the verdicts' (their machines are named by their conditions when their run is not read).
+    // Views of the records' own strings, one lookup per record (most records share a few).
     std::set<std::string_view> fingerprints;
     std::string_view previous;
     for (const OldestFirstKey& k : read) {
@@ -560,9 +526,6 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
           k.row != nullptr ? k.row->conditions_fingerprint : std::string_view(k.record->conditions_fingerprint());
       if (!fingerprint.empty() && fingerprint != previous) fingerprints.insert(fingerprint);
       previous = fingerprint;
-    }
-    for (const StoredVerdict& v : result.verdicts) {
-      if (!v.conditions_fingerprint.empty()) fingerprints.insert(v.conditions_fingerprint);
     }
     if (!fingerprints.empty()) {
       step = "reading the conditions";

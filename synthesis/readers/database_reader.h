@@ -38,12 +38,6 @@ void SortRecordsOldestFirst(std::vector<v1::RunRecord>* records);
 // `quoted_tasks` are the tasks as SQL literals (quoted by the connection).
 std::string RecordsCopySql(const std::vector<std::string>& quoted_tasks, const std::optional<absl::Time>& since);
 
-// The statement that reads the verdicts for ReadRecordsFromDatabase: of each agent, task, mode,
-// phase and matrix point of the runs matching the tasks and time (as RecordsCopySql), the verdict
-// of the newest run (start_time, then created, then run_id), as (verdict JSON, agent_id, task,
-// conditions_fingerprint), ordered by agent, task, mode, phase and matrix.
-std::string VerdictsSql(const std::vector<std::string>& quoted_tasks, const std::optional<absl::Time>& since);
-
 // Undoes COPY's text-format escaping of one field (\\, \n, \t, \r, \b, \f, \v, \ooo, \xhh) in
 // place; `line` is one row of a single-column COPY without its line end.
 void UnescapeCopyText(std::string* line);
@@ -55,10 +49,6 @@ void UnescapeCopyText(std::string* line);
 // (path "database", line = its row in the COPY). No matching run is OK (empty records).
 // UNAVAILABLE when the database cannot be reached, INTERNAL for another database failure; the
 // messages never contain the URL (nor so its password).
-// The regression verdicts (VerdictsSql, the `regressions` table) of the runs matching `filter`,
-// the newest of each agent, task, mode, phase and matrix point, go to ReadResult::verdicts (none
-// from a database made before the fleet migration); a verdict whose JSON cannot be read goes to
-// `skipped` (path "database", line 0).
 // With `as_rows`, each record becomes a RunRow as it is decoded and only the rows are kept,
 // appended there (what the guide reads a million records with: a tenth of the memory of the
 // messages), and ReadResult::records stays empty.
