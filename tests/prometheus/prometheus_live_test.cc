@@ -638,11 +638,12 @@ TEST_F(PrometheusLiveTest, EveryExpressionOfDeployParsesReturnsDataAndEveryAlert
                  },
                  false);
 
-  // A regression: a scheduled series (the coordinator checks only those) whose sixth warm run
-  // is 80% slower than the five before. The schedule is made two minutes old, so that its latest
-  // slot is due now instead of at the next whole minute.
+  // A regression: a scheduled series whose warm runs are 80% slower than the agent's five earlier
+  // runs of the task (its baseline: runs of other tasks), so that the Mann-Whitney test finds
+  // the difference significant from the third (p = 2/56). The schedule is made two minutes old,
+  // so that its latest slot is due now instead of at the next whole minute.
   scenarios["BenchfleetRegressionDetected"] = {
-      "scheduled series of scripted agent regress-1: warm runs at 100 tokens/s, then one at 20",
+      "scheduled series of scripted agent regress-1: 6 warm runs at 20 tokens/s after 5 earlier runs at 100",
       agent_is("regress-1")};
   {
     scripted_.push_back(std::make_unique<ScriptedAgent>(b.address(), "regress-1",
@@ -673,15 +674,21 @@ TEST_F(PrometheusLiveTest, EveryExpressionOfDeployParsesReturnsDataAndEveryAlert
       remove.set_schedule_id(schedule_id);
       v1::RemoveScheduleResponse removed;
       EXPECT_TRUE(FleetOf(*coordinators_[0])->RemoveSchedule(&remove_context, remove, &removed).ok());
-      std::vector<v1::RunRecord> runs;
       const absl::Time start = absl::Now() - absl::Seconds(60);
+      std::vector<v1::RunRecord> baseline;  // outside any task: the baseline of the series' runs
+      for (uint32_t i = 1; i <= 5; ++i) {
+        baseline.push_back(ScriptedRecord("regress-1", nullptr, i, 100 + i % 2, start - absl::Seconds(40 - 5 * i)));
+      }
+      agent->Send(baseline);
+      EXPECT_TRUE(agent->WaitForAcked(baseline.size(), 0, absl::Seconds(10)));
+      std::vector<v1::RunRecord> runs;
       for (uint32_t i = 1; i <= 6; ++i) {
-        runs.push_back(ScriptedRecord("regress-1", &*task, i, i < 6 ? 100 + i % 2 : 20, start + absl::Seconds(5 * i)));
+        runs.push_back(ScriptedRecord("regress-1", &*task, i, 20 + i % 2, start + absl::Seconds(5 * i)));
       }
       agent->Accept(task->task_id(), runs.size());
       WaitForZeroCounter("regress-1", "regression");
       agent->Send(runs);
-      EXPECT_TRUE(agent->WaitForAcked(runs.size(), 0, absl::Seconds(10)));
+      EXPECT_TRUE(agent->WaitForAcked(baseline.size() + runs.size(), 0, absl::Seconds(10)));
       agent->Finish(task->task_id(), true, runs.size(), 0, "6 of 6 runs made, 0 FAILED");
     });
   }

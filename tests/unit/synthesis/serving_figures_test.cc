@@ -99,15 +99,18 @@ TEST(ServingFiguresTest, TheSteadyStateIsListedWithTheWholeRunsFigures) {
   const FurtherFigure& whole = FurtherOf(cell, "mean latency");
   ASSERT_TRUE(whole.median.has_value());
 
+  // Each median is followed by its spread (five runs: spread_text.h).
   const std::string en = RenderMarkdown(a, Lang::kEn);
-  EXPECT_THAT(en, HasSubstr("  - `mean latency (s)`: median 1.21 [" + whole.median->source_id + "]\n"));
-  EXPECT_THAT(en, HasSubstr("  - `steady-state mean latency (ms)`: median 999 [" + steady.median_ms->source_id + "]\n"));
-  EXPECT_THAT(en, HasSubstr("  - `MSER-5 warm-up requests`: median 20.0 [" + warm_up.median->source_id + "]\n"));
+  EXPECT_THAT(en, HasSubstr("  - `mean latency (s)`: median 1.21 [" + whole.median->source_id + "] (`95%` CI "));
+  EXPECT_THAT(en, HasSubstr("  - `steady-state mean latency (ms)`: median 999 [" + steady.median_ms->source_id +
+                            "] (`95%` CI "));
+  EXPECT_THAT(en, HasSubstr("  - `MSER-5 warm-up requests`: median 20.0 [" + warm_up.median->source_id +
+                            "] (`95%` CI "));
   const std::string fr = RenderMarkdown(a, Lang::kFr);
   EXPECT_THAT(fr, HasSubstr("  - `latence moyenne en régime établi (ms)` : médiane 999 [" +
-                            steady.median_ms->source_id + "]\n"));
+                            steady.median_ms->source_id + "] (IC à `95 %` "));
   EXPECT_THAT(fr, HasSubstr("  - `requêtes d'échauffement (MSER-5)` : médiane 20,0 [" + warm_up.median->source_id +
-                            "]\n"));
+                            "] (IC à `95 %` "));
 }
 
 TEST(ServingFiguresTest, EnergyPerTokenAndPerImageInTheDecisionTable) {
