@@ -127,16 +127,8 @@ std::string FormatTestVerdict(const v1::RegressionVerdict& v) {
   std::vector<std::string> cells;
   for (const auto& [key, value] : matrix) cells.push_back(absl::StrCat(key, "=", value));
   if (!cells.empty()) point.push_back(absl::StrJoin(cells, ","));
-  const int n = v.sample_run_ids_size();
-  std::string runs;
-  switch (v.phase()) {
-    case v1::PHASE_WARM: runs = n == 1 ? "warm call" : "warm calls"; break;
-    case v1::PHASE_COLD: runs = n == 1 ? "cold run" : "cold runs"; break;
-    case v1::PHASE_VALIDATION: runs = n == 1 ? "validation run" : "validation runs"; break;
-    default: runs = n == 1 ? "run" : "runs"; break;
-  }
   const int b = v.baseline_run_ids_size();
-  const std::string compared = absl::StrCat(n, " ", runs, " of this series vs ");
+  const std::string compared = absl::StrCat(PhaseRunCount(v.phase(), v.sample_run_ids_size()), " of this series vs ");
   const std::string baseline_runs = absl::StrCat(b, b == 1 ? " earlier run" : " earlier runs");
   const std::string figure = v.label().empty() ? v.metric() : v.label();
   std::string out = absl::StrCat(absl::StrJoin(point, " "), ": ", KindWords(v.kind()), ": ", figure);

@@ -163,6 +163,16 @@ std::string PhaseName(v1::Phase phase) {
   }
 }
 
+std::string PhaseRunCount(v1::Phase phase, int n) {
+  const bool one = n == 1;
+  switch (phase) {
+    case v1::PHASE_WARM: return absl::StrCat(n, one ? " warm call" : " warm calls");
+    case v1::PHASE_COLD: return absl::StrCat(n, one ? " cold run" : " cold runs");
+    case v1::PHASE_VALIDATION: return absl::StrCat(n, one ? " validation run" : " validation runs");
+    default: return absl::StrCat(n, one ? " run" : " runs");
+  }
+}
+
 std::string StatusName(v1::RunStatus::Code code) {
   switch (code) {
     case v1::RunStatus::CODE_OK: return "ok";

@@ -53,6 +53,10 @@ absl::Status ParseAndValidateRecord(std::string_view bytes, v1::RunRecord* recor
 // Returns the phase's short name ("validation", "cold", "warm"), as stored in SQL and CSV.
 std::string PhaseName(v1::Phase phase);
 
+// Returns a count of runs of one phase for people: "1 warm call", "4 warm calls", "2 cold runs",
+// "1 validation run"; "N runs" for an unspecified phase.
+std::string PhaseRunCount(v1::Phase phase, int n);
+
 // Returns the status's short name ("ok", "failed").
 std::string StatusName(v1::RunStatus::Code code);
 

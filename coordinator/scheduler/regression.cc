@@ -197,16 +197,9 @@ std::string KindName(v1::RegressionVerdict::Kind kind) {
 }
 
 std::string ComparedText(const v1::RegressionVerdict& v) {
-  const int n = v.sample_run_ids_size();
-  std::string runs;
-  switch (v.phase()) {
-    case v1::PHASE_WARM: runs = n == 1 ? "warm call" : "warm calls"; break;
-    case v1::PHASE_COLD: runs = n == 1 ? "cold run" : "cold runs"; break;
-    case v1::PHASE_VALIDATION: runs = n == 1 ? "validation run" : "validation runs"; break;
-    default: runs = n == 1 ? "run" : "runs"; break;
-  }
   const int b = v.baseline_run_ids_size();
-  return absl::StrCat(n, " ", runs, " of this series vs ", b, b == 1 ? " earlier run" : " earlier runs");
+  return absl::StrCat(PhaseRunCount(v.phase(), v.sample_run_ids_size()), " of this series vs ", b,
+                      b == 1 ? " earlier run" : " earlier runs");
 }
 
 std::string RegressionReason(const v1::RegressionVerdict& v) {
