@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "agent/platform/nvidia_smi.h"
+#include "common/record_metric.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -36,13 +37,6 @@ struct DeviceStats {
   double slowest_clock = 0;  // lowest clock of a throttled sample (clock inference)
   double max_clock = 0;
 };
-
-void AddMetric(v1::RunRecord* record, const std::string& name, double value, const char* unit) {
-  v1::Metric* metric = record->add_metrics();
-  metric->set_name(name);
-  metric->set_value(value);
-  metric->set_unit(unit);
-}
 
 void AddSeries(v1::RunRecord* record, const std::string& prefix, const char* what, const Series& s, const char* unit) {
   if (s.count == 0) return;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/record_metric.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -34,13 +35,6 @@ RequestFigures FiguresOf(const std::vector<const v1::RequestTiming*>& requests, 
   f.latency_p90_seconds = Quantile(latencies, 0.9);
   if (tokens > 0 && seconds > 0) f.output_tokens_per_second = tokens / seconds;
   return f;
-}
-
-void AddMetric(v1::RunRecord* record, const char* name, double value, const char* unit) {
-  v1::Metric* metric = record->add_metrics();
-  metric->set_name(name);
-  metric->set_value(value);
-  metric->set_unit(unit);
 }
 
 }  // namespace

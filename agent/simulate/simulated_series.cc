@@ -6,6 +6,7 @@
 #include "common/figures.h"
 #include "common/hashing.h"
 #include "common/proto_time.h"
+#include "common/record_metric.h"
 #include "common/version.h"
 
 namespace benchfleet::agent {
@@ -47,13 +48,6 @@ constexpr FigureDeclaration kSimulatedFigures[] = {
     {.name = "prompt_tokens", .unit = "tokens"},
     {.name = "completion_tokens", .unit = "tokens", .output_tokens = true},
 };
-
-void AddMetric(v1::RunRecord* record, const char* name, double value, const char* unit) {
-  v1::Metric* metric = record->add_metrics();
-  metric->set_name(name);
-  metric->set_value(value);
-  metric->set_unit(unit);
-}
 
 }  // namespace
 
