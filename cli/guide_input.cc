@@ -72,16 +72,41 @@ absl::StatusOr<synthesis::ReadResult> ReadFromCoordinator(const GuideSource& sou
   }
   if (tasks.size() > 1) synthesis::SortRecordsOldestFirst(&result.records);
 
-  std::set<std::string> fingerprints;
-  for (const v1::RunRecord& r : result.records) {
-    if (!r.conditions_fingerprint().empty()) fingerprints.insert(r.conditions_fingerprint());
-  }
-  // AdminClient has no GetConditions yet: its own channel, with the same message size limit.
+  // AdminClient has no GetConditions nor ListRegressionChecks yet: a channel of their own, with the
+  // same message size limit.
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   auto channel = CoordinatorChannel(source.coordinator, args);
   if (!channel.ok()) return channel.status();
   auto stub = v1::Admin::NewStub(*channel);
+
+  // The regression checks, the database reader's very query; a coordinator that predates them
+  // (UNIMPLEMENTED) has none to give.
+  {
+    v1::ListRegressionChecksRequest checks_request;
+    for (const std::string& task : source.tasks) checks_request.add_tasks(task);
+    if (source.since.has_value()) SetTimestamp(*source.since, checks_request.mutable_since());
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + kCoordinatorDeadline));
+    v1::ListRegressionChecksResponse checks;
+    grpc::Status s = stub->ListRegressionChecks(&context, checks_request, &checks);
+    if (!s.ok() && s.error_code() != grpc::StatusCode::UNIMPLEMENTED) {
+      return FromGrpc(s, source.coordinator, "ListRegressionChecks");
+    }
+    for (const std::string& reason : checks.unreadable()) result.skipped.push_back({"coordinator", 0, reason});
+    for (v1::RegressionCheck& check : *checks.mutable_checks()) {
+      result.verdicts.push_back(synthesis::ToStoredVerdict(std::move(check)));
+    }
+  }
+
+  // Who measured: the conditions of the runs and of the checks.
+  std::set<std::string> fingerprints;
+  for (const v1::RunRecord& r : result.records) {
+    if (!r.conditions_fingerprint().empty()) fingerprints.insert(r.conditions_fingerprint());
+  }
+  for (const synthesis::StoredVerdict& v : result.verdicts) {
+    if (!v.conditions_fingerprint.empty()) fingerprints.insert(v.conditions_fingerprint);
+  }
   v1::GetConditionsRequest request;
   for (auto it = fingerprints.begin(); it != fingerprints.end();) {
     request.clear_fingerprints();
@@ -160,11 +185,13 @@ absl::StatusOr<synthesis::GuideInput> LoadGuideInput(Env* env, const GuideSource
   std::set<std::string_view> named;
   for (const v1::RunRecord& r : read->records) named.insert(r.conditions_fingerprint());
   for (const synthesis::RunRow* r : input.rows.rows) named.insert(r->conditions_fingerprint);
+  for (const synthesis::StoredVerdict& v : read->verdicts) named.insert(v.conditions_fingerprint);
   for (auto& [fingerprint, conditions] : read->conditions) {
     if (named.count(fingerprint) != 0) input.conditions.emplace(fingerprint, std::move(conditions));
   }
   input.records = std::move(read->records);
   input.skipped = std::move(read->skipped);
+  input.verdicts = std::move(read->verdicts);
   return input;
 }
 

@@ -1,9 +1,13 @@
 #include "synthesis/guide.h"
 
+#include <algorithm>
+#include <cctype>
 #include <deque>
 #include <functional>
 #include <future>
 #include <string_view>
+#include <tuple>
+#include <unordered_map>
 
 #include "synthesis/analysis/table.h"
 #include "synthesis/render/html.h"
@@ -16,6 +20,97 @@ namespace {
 std::string LabelOfConditions(const v1::MachineConditions& c) {
   auto cls = c.labels().find("class");
   return cls == c.labels().end() ? c.hostname() : c.hostname() + " (" + cls->second + ")";
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The order of "Regression checks": what was found first, then what could not tell, then the rest.
+int KindRank(v1::RegressionVerdict::Kind kind) {
+  switch (kind) {
+    case v1::RegressionVerdict::KIND_REGRESSION: return 0;
+    case v1::RegressionVerdict::KIND_IMPROVEMENT: return 1;
+    case v1::RegressionVerdict::KIND_NOT_SIGNIFICANT: return 2;
+    case v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL: return 3;
+    case v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL: return 4;
+    default: return 5;
+  }
+}
+
+// Makes the guide's regression checks of `verdicts`: each machine named as its run's (`labels`,
+// parallel to `records`), else by its conditions, else by its agent id; each run count a "count"
+// source naming the runs (their provenance from the rows read, "unknown" for a run not read).
+void AddRegressionChecks(const std::vector<StoredVerdict>& verdicts, const std::vector<const RunRow*>& records,
+                         const std::vector<std::string_view>& labels,
+                         const std::map<std::string, v1::MachineConditions>& conditions, SourceTable* sources,
+                         GuideModel* model) {
+  if (verdicts.empty()) return;
+  std::unordered_map<std::string, size_t> by_id;
+  for (size_t i = 0; i < records.size(); ++i) by_id.emplace(Lower(records[i]->run_id), i);
+  auto provenance = [&](const google::protobuf::RepeatedPtrField<std::string>& ids) {
+    std::vector<std::string> out;
+    for (const std::string& id : ids) {
+      auto it = by_id.find(Lower(id));
+      out.emplace_back(it == by_id.end() ? std::string_view("unknown") : records[it->second]->provenance);
+    }
+    return out;
+  };
+  std::vector<RegressionCheck> checks;
+  for (const StoredVerdict& stored : verdicts) {
+    RegressionCheck c;
+    c.verdict = stored.verdict;
+    v1::RegressionVerdict& v = c.verdict;
+    if (v.kind() == v1::RegressionVerdict::KIND_UNSPECIFIED) {
+      // Stored before kinds: this run's own figure against the baseline, no test.
+      v.set_kind(v.regression() ? v1::RegressionVerdict::KIND_REGRESSION : v1::RegressionVerdict::KIND_NO_CHANGE);
+      v.set_sample_median(v.value());
+      v.set_sample_change(v.change());
+      if (v.sample_run_ids().empty()) v.add_sample_run_ids(v.run_id());
+    }
+    c.task = stored.task;
+    if (auto it = by_id.find(Lower(v.run_id())); it != by_id.end()) {
+      c.machine = std::string(labels[it->second]);
+    } else if (auto known = conditions.find(stored.conditions_fingerprint); known != conditions.end()) {
+      c.machine = LabelOfConditions(known->second);
+    } else {
+      c.machine = stored.agent_id;
+    }
+    std::map<std::string, std::string> matrix(v.matrix().begin(), v.matrix().end());
+    for (const auto& [key, value] : matrix) c.matrix += (c.matrix.empty() ? "" : ", ") + key + "=" + value;
+    checks.push_back(std::move(c));
+  }
+  auto key = [](const RegressionCheck& c) {
+    return std::tuple<int, const std::string&, const std::string&, const std::string&, int, const std::string&>(
+        KindRank(c.verdict.kind()), c.machine, c.task, c.verdict.mode(), static_cast<int>(c.verdict.phase()),
+        c.matrix);
+  };
+  std::stable_sort(checks.begin(), checks.end(),
+                   [&key](const RegressionCheck& a, const RegressionCheck& b) { return key(a) < key(b); });
+  for (RegressionCheck& c : checks) {
+    const v1::RegressionVerdict& v = c.verdict;
+    c.sample_runs = Figure{static_cast<double>(v.sample_run_ids_size()), "runs",
+                           sources->AddCount({v.sample_run_ids().begin(), v.sample_run_ids().end()},
+                                             provenance(v.sample_run_ids()))};
+    c.baseline_runs = Figure{static_cast<double>(v.baseline_run_ids_size()), "runs",
+                             sources->AddCount({v.baseline_run_ids().begin(), v.baseline_run_ids().end()},
+                                               provenance(v.baseline_run_ids()))};
+  }
+  // One count per kind, naming the checked runs (one verdict per run).
+  for (size_t i = 0; i < checks.size();) {
+    size_t j = i;
+    google::protobuf::RepeatedPtrField<std::string> ids;
+    for (; j < checks.size() && checks[j].verdict.kind() == checks[i].verdict.kind(); ++j) {
+      ids.Add(std::string(checks[j].verdict.run_id()));
+    }
+    model->regression_counts.push_back(
+        {checks[i].verdict.kind(),
+         Figure{static_cast<double>(j - i), "runs", sources->AddCount({ids.begin(), ids.end()}, provenance(ids))}});
+    i = j;
+  }
+  model->regression_checks = std::move(checks);
 }
 
 }  // namespace
@@ -94,6 +189,7 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
   Analysis analysis = AnalyzeLabelled(records, labels);
   GuideModel model = BuildGuideModel(series.get(), context, &analysis);
   model.outputs = CompareOutputs(records, labels, &analysis.sources);
+  AddRegressionChecks(input.verdicts, records, labels, conditions, &analysis.sources, &model);
   std::vector<std::string> skipped;
   for (const auto& s : input.skipped) {
     skipped.push_back((s.line == 0 ? s.path : s.path + ":" + std::to_string(s.line)) + ": " + s.reason);

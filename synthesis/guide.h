@@ -28,6 +28,8 @@ struct GuideInput {
   std::map<std::string, v1::MachineConditions> conditions;
   // What could not be read (listed in the guide).
   std::vector<Skipped> skipped;
+  // The coordinator's regression verdicts (ReadResult::verdicts): the guide's "Regression checks".
+  std::vector<StoredVerdict> verdicts;
   // The targets file's content; nullopt: DefaultTargets().
   std::optional<Targets> targets;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -139,6 +140,25 @@ grpc::Status AdminService::GetConditions(grpc::ServerContext* context, const v1:
   if (!conditions.ok()) return ToGrpcStatus(conditions.status());
   response->mutable_conditions()->Reserve(static_cast<int>(conditions->size()));
   for (v1::MachineConditions& c : *conditions) *response->add_conditions() = std::move(c);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListRegressionChecks(grpc::ServerContext* context,
+                                                const v1::ListRegressionChecksRequest* request,
+                                                v1::ListRegressionChecksResponse* response) {
+  static constexpr char kMethod[] = "/benchfleet.v1.Admin/ListRegressionChecks";
+  Caller caller;
+  if (grpc::Status s = authorizer_->Authorize(context, kMethod, &caller); !s.ok()) return s;
+  std::optional<absl::Time> since;
+  if (request->has_since()) {
+    absl::StatusOr<absl::Time> t = TimeOf(request->since(), "since");
+    if (!t.ok()) return ToGrpcStatus(t.status());
+    since = *t;
+  }
+  absl::StatusOr<v1::ListRegressionChecksResponse> checks = store_->ListRegressionChecks(
+      std::vector<std::string>(request->tasks().begin(), request->tasks().end()), since);
+  if (!checks.ok()) return ToGrpcStatus(checks.status());
+  *response = std::move(*checks);
   return grpc::Status::OK;
 }
 

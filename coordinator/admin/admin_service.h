@@ -1,4 +1,4 @@
-// AdminService: the gRPC Admin API (ListRuns, ListMachines, GetConditions; and, for operators,
+// AdminService: the gRPC Admin API (ListRuns, ListMachines, GetConditions, ListRegressionChecks; and, for operators,
 // imports, enrollment tokens, revocation, API tokens and the audit log) that operators and the `benchfleet`
 // CLI read a coordinator through. Translates requests into store queries; the store does the
 // SQL; each machine's current fleet task comes from the Scheduler. Owned by CoordinatorServer;
@@ -49,6 +49,9 @@ class AdminService final : public v1::Admin::Service {
   // Resolves fingerprints to conditions from every set ever reported (RunStore::GetConditions).
   grpc::Status GetConditions(grpc::ServerContext* context, const v1::GetConditionsRequest* request,
                              v1::GetConditionsResponse* response) override;
+  // The newest verdict of each point among the matching runs (RunStore::ListRegressionChecks).
+  grpc::Status ListRegressionChecks(grpc::ServerContext* context, const v1::ListRegressionChecksRequest* request,
+                                    v1::ListRegressionChecksResponse* response) override;
 
   // Operator only. Records read from other machines' folders, stored exactly once each.
   grpc::Status ImportRuns(grpc::ServerContext* context, const v1::ImportRunsRequest* request,

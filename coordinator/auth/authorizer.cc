@@ -28,6 +28,7 @@ const std::map<std::string, Access, std::less<>>& MethodAccessTable() {
       {"/benchfleet.v1.Admin/ListRuns", Access::kViewer},
       {"/benchfleet.v1.Admin/ListMachines", Access::kViewer},
       {"/benchfleet.v1.Admin/GetConditions", Access::kViewer},
+      {"/benchfleet.v1.Admin/ListRegressionChecks", Access::kViewer},
       {"/benchfleet.v1.Admin/ImportRuns", Access::kOperator},
       {"/benchfleet.v1.Admin/CreateEnrollmentToken", Access::kOperator},
       {"/benchfleet.v1.Admin/RevokeAgent", Access::kOperator},

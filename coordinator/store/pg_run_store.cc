@@ -2,11 +2,14 @@
 
 #include <mutex>
 
+#include <pqxx/pqxx>
+
 #include "coordinator/store/pg_connection_pool.h"
 #include "coordinator/store/pg_machine_queries.h"
 #include "coordinator/store/pg_run_queries.h"
 #include "coordinator/store/pg_run_writer.h"
 #include "coordinator/store/run_rows.h"
+#include "coordinator/store/verdict_queries.h"
 
 namespace benchfleet::coordinator {
 namespace {
@@ -62,6 +65,18 @@ class PgRunStore : public RunStore {
     });
     if (!status.ok()) return status;
     return conditions;
+  }
+
+  absl::StatusOr<v1::ListRegressionChecksResponse> ListRegressionChecks(const std::vector<std::string>& tasks,
+                                                      const std::optional<absl::Time>& since) override {
+    v1::ListRegressionChecksResponse verdicts;
+    absl::Status status = pool_.Run("reading regression verdicts", [&](pqxx::connection& c) {
+      pqxx::read_transaction tx(c);
+      verdicts = SelectNewestVerdicts(tx, tasks, since);
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    return verdicts;
   }
 
  private:

@@ -113,6 +113,11 @@ class RunStore {
   // set a machine ever reported), ordered by fingerprint; unknown fingerprints are left out.
   virtual absl::StatusOr<std::vector<v1::MachineConditions>> GetConditions(
       const std::vector<std::string>& fingerprints) = 0;
+
+  // The newest regression verdict of each agent, task, mode, phase and matrix point among the
+  // runs of `tasks` (empty: all) that started at or after `since` (verdict_queries.h).
+  virtual absl::StatusOr<v1::ListRegressionChecksResponse> ListRegressionChecks(const std::vector<std::string>& tasks,
+                                                              const std::optional<absl::Time>& since) = 0;
 };
 
 }  // namespace benchfleet::coordinator

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "benchfleet/v1/conditions.pb.h"
+#include "benchfleet/v1/fleet.pb.h"
 #include "benchfleet/v1/record.pb.h"
 #include "synthesis/analysis/output_groups.h"
 #include "synthesis/analysis/sources.h"
@@ -300,6 +301,24 @@ struct RepetitionTable {
   std::vector<RepetitionRow> rows;  // by machine, mode, axis value
 };
 
+// "Regression checks": the newest verdict the coordinator stored for one machine, task, mode,
+// phase and matrix point (fleet.proto RegressionVerdict), read from its database. A verdict stored
+// before kinds has its kind set here: REGRESSION when it found one, else NO_CHANGE.
+struct RegressionCheck {
+  v1::RegressionVerdict verdict;
+  std::string machine;  // as the guide names its run's machine (MachineLabel), else the agent id
+  std::string task;
+  std::string matrix;   // "k=v, k=v" in key order, "" when none
+  Figure sample_runs;   // a "count" source naming the sample's runs (sources.csv)
+  Figure baseline_runs; // a "count" source naming the baseline's runs
+};
+
+// How many checks of one kind the guide shows: a "count" source naming the checked runs.
+struct RegressionCount {
+  v1::RegressionVerdict::Kind kind = v1::RegressionVerdict::KIND_UNSPECIFIED;
+  Figure count;
+};
+
 struct GuideModel {
   std::vector<SeriesConditions> series;
   std::vector<TaskVerdicts> verdicts;      // by task (TasksOf order)
@@ -312,6 +331,10 @@ struct GuideModel {
   // The outputs of the same inputs across machines (output_groups.h): filled by BuildGuideFiles
   // from the rows, after everything above (its count sources come last).
   std::vector<OutputComparison> outputs;
+  // REGRESSION and IMPROVEMENT first, then NOT_SIGNIFICANT, SAMPLE_TOO_SMALL, BASELINE_TOO_SMALL,
+  // NO_CHANGE; within a kind by machine, task, mode, phase, matrix. Empty without a database.
+  std::vector<RegressionCheck> regression_checks;
+  std::vector<RegressionCount> regression_counts;  // one per kind present, in that order
   const Targets* targets = nullptr;        // the targets used (points into the context)
 };
 

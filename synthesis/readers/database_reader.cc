@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "common/proto_json.h"
 #include "common/record_validation.h"
+#include "coordinator/store/verdict_queries.h"
 #include "google/protobuf/arena.h"
 
 namespace benchfleet::synthesis {
@@ -424,6 +425,15 @@ std::string RecordsCopySql(const std::vector<std::string>& quoted_tasks, const s
                       absl::StrJoin(where, " AND "), ") TO STDOUT");
 }
 
+StoredVerdict ToStoredVerdict(v1::RegressionCheck check) {
+  StoredVerdict v;
+  v.agent_id = std::move(*check.mutable_agent_id());
+  v.task = std::move(*check.mutable_task());
+  v.conditions_fingerprint = std::move(*check.mutable_conditions_fingerprint());
+  v.verdict = std::move(*check.mutable_verdict());
+  return v;
+}
+
 void UnescapeCopyText(std::string* line) {
   std::string& s = *line;
   size_t in = s.find('\\');
@@ -518,7 +528,13 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
       }
     }
 
-    // Views of the records' own strings, one lookup per record (most records share a few).
+    step = "reading the regression verdicts";
+    v1::ListRegressionChecksResponse checks = coordinator::SelectNewestVerdicts(tx, filter.tasks, filter.since);
+    for (const std::string& reason : checks.unreadable()) result.skipped.push_back({kDatabaseSource, 0, reason});
+    for (v1::RegressionCheck& check : *checks.mutable_checks()) result.verdicts.push_back(ToStoredVerdict(std::move(check)));
+
+    // Views of the records' own strings, one lookup per record (most records share a few), and
+    // of the verdicts' (their machines are named by their conditions when their run is not read).
     std::set<std::string_view> fingerprints;
     std::string_view previous;
     for (const OldestFirstKey& k : read) {
@@ -526,6 +542,9 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
           k.row != nullptr ? k.row->conditions_fingerprint : std::string_view(k.record->conditions_fingerprint());
       if (!fingerprint.empty() && fingerprint != previous) fingerprints.insert(fingerprint);
       previous = fingerprint;
+    }
+    for (const StoredVerdict& v : result.verdicts) {
+      if (!v.conditions_fingerprint.empty()) fingerprints.insert(v.conditions_fingerprint);
     }
     if (!fingerprints.empty()) {
       step = "reading the conditions";

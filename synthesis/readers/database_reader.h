@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "benchfleet/v1/admin.pb.h"
 #include "benchfleet/v1/record.pb.h"
 #include "synthesis/analysis/run_row.h"
 #include "synthesis/readers/measurement_files.h"
@@ -38,6 +39,10 @@ void SortRecordsOldestFirst(std::vector<v1::RunRecord>* records);
 // `quoted_tasks` are the tasks as SQL literals (quoted by the connection).
 std::string RecordsCopySql(const std::vector<std::string>& quoted_tasks, const std::optional<absl::Time>& since);
 
+// A check as the Admin API's ListRegressionChecks gives it, as the guide reads it; what the
+// database reader and `benchfleet guide --coordinator` both turn each check into.
+StoredVerdict ToStoredVerdict(v1::RegressionCheck check);
+
 // Undoes COPY's text-format escaping of one field (\\, \n, \t, \r, \b, \f, \v, \ooo, \xhh) in
 // place; `line` is one row of a single-column COPY without its line end.
 void UnescapeCopyText(std::string* line);
@@ -49,6 +54,11 @@ void UnescapeCopyText(std::string* line);
 // (path "database", line = its row in the COPY). No matching run is OK (empty records).
 // UNAVAILABLE when the database cannot be reached, INTERNAL for another database failure; the
 // messages never contain the URL (nor so its password).
+// The regression verdicts (coordinator/store/verdict_queries.h, the query the Admin API's
+// ListRegressionChecks runs) of the runs matching `filter`,
+// the newest of each agent, task, mode, phase and matrix point, go to ReadResult::verdicts (none
+// from a database made before the fleet migration); a verdict whose JSON cannot be read goes to
+// `skipped` (path "database", line 0).
 // With `as_rows`, each record becomes a RunRow as it is decoded and only the rows are kept,
 // appended there (what the guide reads a million records with: a tenth of the memory of the
 // messages), and ReadResult::records stays empty.

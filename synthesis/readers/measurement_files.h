@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "benchfleet/v1/conditions.pb.h"
+#include "benchfleet/v1/fleet.pb.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/env.h"
 
@@ -24,8 +25,20 @@ struct Skipped {
   std::string reason;
 };
 
+// A regression verdict the coordinator stored (fleet.proto RegressionVerdict, the `regressions`
+// table), with what the guide names it by: its run's agent, task and conditions.
+struct StoredVerdict {
+  std::string agent_id;
+  std::string task;
+  std::string conditions_fingerprint;
+  v1::RegressionVerdict verdict;
+};
+
 struct ReadResult {
   std::vector<v1::RunRecord> records;
+  // The database reader's only: the newest verdict of each agent, task, mode, phase and matrix
+  // point, by agent, task, mode, phase, matrix (ReadRecordsFromDatabase). Files have none.
+  std::vector<StoredVerdict> verdicts;
   std::vector<Skipped> skipped;
   // The conditions.json of every series folder read, by fingerprint: who measured (hostname,
   // labels, accelerators) for the records whose conditions_fingerprint names them.

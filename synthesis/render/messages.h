@@ -91,6 +91,19 @@ struct Messages {
   std::string_view binned_about;     // "binned: about"
   std::string_view binned_per_mark;  // "runs per mark"
   std::string_view runs_word;        // "runs", after a count in a mark's tooltip
+  // Regression checks (render_regression.cc): the coordinator's verdicts, one line each.
+  std::string_view reg_section;      // "Regression checks"
+  std::string_view reg_intro;        // what a check compares and what a verdict needs
+  std::string_view reg_none_found;   // "No regression and no improvement."
+  std::string_view reg_others;       // "Other checks", before each other kind and its count
+  std::string_view reg_regression, reg_improvement, reg_no_change, reg_not_significant, reg_baseline_too_small,
+      reg_sample_too_small;          // the kinds
+  std::string_view reg_medians;      // "{figure} median {sample} vs {baseline} ({change}, threshold {threshold})"
+  std::string_view reg_test;         // "{test}: {p}"
+  std::string_view reg_no_test;      // BASELINE_TOO_SMALL: "no test, {needed} baseline runs needed"
+  std::string_view reg_needs;        // SAMPLE_TOO_SMALL: "({needed} runs needed)"
+  std::string_view reg_never;        // SAMPLE_TOO_SMALL, no size up to 100 would do
+  std::string_view reg_runs;         // "runs: {sample} vs {baseline} in the baseline ({runs})"
 };
 
 const Messages& MessagesFr();

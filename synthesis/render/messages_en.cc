@@ -142,6 +142,25 @@ const Messages& MessagesEn() {
       .binned_about = "binned: about",
       .binned_per_mark = "runs per mark",
       .runs_word = "runs",
+      .reg_section = "Regression checks",
+      .reg_intro = "The coordinator's newest check of each machine, task and setting: the runs of a series (the "
+                   "sample) against the same machine's earlier runs of that setting (the baseline). A regression "
+                   "or an improvement needs both a significant difference and a change of the median beyond the "
+                   "threshold. sources.csv lists the runs behind each count.",
+      .reg_none_found = "No regression and no improvement.",
+      .reg_others = "Other checks",
+      .reg_regression = "Regression",
+      .reg_improvement = "Improvement",
+      .reg_no_change = "No change",
+      .reg_not_significant = "Not significant",
+      .reg_baseline_too_small = "Baseline too small",
+      .reg_sample_too_small = "Sample too small",
+      .reg_medians = "{figure} median {sample} vs {baseline} ({change}, threshold {threshold})",
+      .reg_test = "{test}: {p}",
+      .reg_no_test = "no test, {needed} baseline runs needed",
+      .reg_needs = "({needed} runs needed)",
+      .reg_never = "(no sample of up to 100 runs could reach the level)",
+      .reg_runs = "runs: {sample} vs {baseline} in the baseline ({runs})",
   };
   return m;
 }

@@ -151,6 +151,25 @@ const Messages& MessagesFr() {
       .binned_about = "regroupées : environ",
       .binned_per_mark = "exécutions par marque",
       .runs_word = "exécutions",
+      .reg_section = "Contrôles de régression",
+      .reg_intro = "Le dernier contrôle du coordinateur pour chaque machine, tâche et réglage : les exécutions d'une "
+                   "série (l'échantillon) comparées aux exécutions antérieures de la même machine pour ce réglage "
+                   "(la référence). Une régression ou une amélioration exige à la fois une différence significative "
+                   "et un écart de la médiane au-delà du seuil. sources.csv liste les exécutions de chaque compte.",
+      .reg_none_found = "Aucune régression, aucune amélioration.",
+      .reg_others = "Autres contrôles",
+      .reg_regression = "Régression",
+      .reg_improvement = "Amélioration",
+      .reg_no_change = "Pas de changement",
+      .reg_not_significant = "Non significatif",
+      .reg_baseline_too_small = "Référence trop petite",
+      .reg_sample_too_small = "Échantillon trop petit",
+      .reg_medians = "{figure} : médiane {sample} contre {baseline} ({change}, seuil {threshold})",
+      .reg_test = "{test} : {p}",
+      .reg_no_test = "pas de test, il faut {needed} exécutions de référence",
+      .reg_needs = "(il faut {needed} exécutions)",
+      .reg_never = "(aucun échantillon de 100 exécutions au plus ne pourrait atteindre le niveau)",
+      .reg_runs = "exécutions : {sample} contre {baseline} dans la référence ({runs})",
   };
   return m;
 }

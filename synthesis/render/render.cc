@@ -279,8 +279,9 @@ std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& mode
   const ModelMessages& mm = lang == Lang::kFr ? ModelMessagesFr() : ModelMessagesEn();
   // The answer first, then what it rests on, then the details; the conditions last, collapsed in
   // HTML. The contents line lists every "## " section in this order.
-  std::vector<std::string_view> sections = {mm.decision_section, mm.watch_section, mm.thresholds_section,
-                                            mm.rules_section};
+  std::vector<std::string_view> sections = {mm.decision_section, mm.watch_section};
+  if (!model.regression_checks.empty()) sections.push_back(m.reg_section);
+  for (std::string_view s : {mm.thresholds_section, mm.rules_section}) sections.push_back(s);
   if (!model.repetition_tables.empty()) sections.push_back(mm.repetition_section);
   for (std::string_view s : {m.table_section, mm.verdicts_section, mm.cost_section, m.traps_section}) {
     sections.push_back(s);
@@ -295,6 +296,7 @@ std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& mode
   out += "**" + std::string(mm.contents)+ "**" + (lang == Lang::kFr ? " : " : ": ") + Join(links, " · ") + "\n\n";
   RenderDecisionSection(analysis, model, lang, out);
   RenderWatchSection(model, lang, out);
+  RenderRegressionSection(model, lang, out);
   RenderThresholdsSection(model, lang, out);
   RenderRulesSection(model, lang, out);
   RenderRepetitionSection(model, lang, out);

@@ -26,6 +26,9 @@ void RenderAnswer(const GuideModel& model, Lang lang, std::string& out);
 void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, Lang lang, std::string& out);
 // What to watch: the traps in plain words (render_decision.cc).
 void RenderWatchSection(const GuideModel& model, Lang lang, std::string& out);
+// Regression checks: the coordinator's newest verdict of each point, one line each, when there
+// are any (render_regression.cc).
+void RenderRegressionSection(const GuideModel& model, Lang lang, std::string& out);
 // The Workflow v6 method's tables, when there are any (render_decision.cc).
 void RenderRepetitionSection(const GuideModel& model, Lang lang, std::string& out);
 

@@ -5,13 +5,14 @@
 if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   message(FATAL_ERROR "BENCHFLEET_FUZZ needs clang (-DCMAKE_CXX_COMPILER=clang++): libFuzzer is clang's")
 endif()
-# Only the messages the parsers produce (record.proto, conditions.proto), without the gRPC services
+# Only the messages the parsers produce (record.proto, conditions.proto; fleet.proto for the
+# regression verdicts beside the records, synthesis/readers/measurement_files.h), without the gRPC services
 # of proto/: the whole benchfleet_proto was a third of a cold fuzz build. Defined before the
 # sanitizer flags, so the generated code is not instrumented (its coverage guides nothing).
 set(fuzz_gen_dir ${CMAKE_BINARY_DIR}/proto/gen)
 file(MAKE_DIRECTORY ${fuzz_gen_dir})
 set(fuzz_proto_srcs)
-foreach(name record conditions)
+foreach(name record conditions fleet)
   set(outs ${fuzz_gen_dir}/benchfleet/v1/${name}.pb.cc ${fuzz_gen_dir}/benchfleet/v1/${name}.pb.h)
   add_custom_command(
     OUTPUT ${outs}

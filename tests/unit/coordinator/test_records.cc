@@ -120,6 +120,11 @@ absl::StatusOr<std::vector<v1::MachineConditions>> FakeRunStore::GetConditions(
   return absl::UnimplementedError("FakeRunStore::GetConditions");
 }
 
+absl::StatusOr<v1::ListRegressionChecksResponse> FakeRunStore::ListRegressionChecks(
+    const std::vector<std::string>&, const std::optional<absl::Time>&) {
+  return absl::UnimplementedError("FakeRunStore::ListRegressionChecks");
+}
+
 void FakeRunStore::FailNext(int failures) {
   std::lock_guard<std::mutex> lock(mu_);
   failures_ = failures;

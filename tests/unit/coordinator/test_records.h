@@ -50,6 +50,8 @@ class FakeRunStore : public coordinator::RunStore {
       const std::map<std::string, std::string>& labels) override;
   absl::StatusOr<std::vector<v1::MachineConditions>> GetConditions(
       const std::vector<std::string>& fingerprints) override;
+  absl::StatusOr<v1::ListRegressionChecksResponse> ListRegressionChecks(
+      const std::vector<std::string>& tasks, const std::optional<absl::Time>& since) override;
 
   void FailNext(int failures);
   // Makes machine calls fail with UNAVAILABLE while `down` is true.

@@ -1,5 +1,7 @@
 #include "synthesis/render/render.h"
 #include "synthesis/render/inline_text.h"
+#include "synthesis/render/messages.h"
+#include "synthesis/render/sections.h"
 
 #include <algorithm>
 #include <random>
@@ -337,6 +339,130 @@ TEST(LocalWordsTest, FrenchFigureWordsAndIdentifiersKept) {
   EXPECT_EQ(LocalWords("tokens_per_second", Lang::kFr), "tokens_per_second");  // a metric's name stays
   EXPECT_EQ(LocalWords("generation tokens/s", Lang::kEn), "generation tokens/s");
   EXPECT_EQ(FigureName("mean latency", "s", Lang::kFr), "latence moyenne (s)");
+}
+
+// Three checks as the guide builds them (guide.cc): a REGRESSION with a baseline of 7 runs, a
+// NO_CHANGE, and a BASELINE_TOO_SMALL without a test.
+GuideModel RegressionChecksModel() {
+  GuideModel model;
+  RegressionCheck regression;
+  v1::RegressionVerdict& r = regression.verdict;
+  r.set_kind(v1::RegressionVerdict::KIND_REGRESSION);
+  r.set_run_id("c0000003-0000-4000-8000-000000000000");
+  r.set_metric("tokens_per_second");
+  r.set_label("output tokens/s");
+  r.set_unit("tokens/s");
+  r.set_mode("gpu");
+  r.set_phase(v1::PHASE_WARM);
+  r.set_test("Mann-Whitney U, two-sided, exact");
+  r.set_p_value(1.0 / 28);
+  r.set_level(0.05);
+  r.set_threshold(0.10);
+  r.set_sample_median(40);
+  r.set_baseline_median(51);
+  r.set_sample_change((40.0 - 51.0) / 51.0);
+  for (int i = 1; i <= 3; ++i) r.add_sample_run_ids("c000000" + std::to_string(i) + "-0000-4000-8000-000000000000");
+  for (int i = 1; i <= 7; ++i) r.add_baseline_run_ids("b000000" + std::to_string(i) + "-0000-4000-8000-000000000000");
+  regression.machine = "gpu-a.local (a100)";
+  regression.task = "chat-7b";
+  regression.matrix = "concurrency=4";
+  regression.sample_runs = Figure{3, "runs", "S41"};
+  regression.baseline_runs = Figure{7, "runs", "S42"};
+  RegressionCheck no_change = regression;
+  v1::RegressionVerdict& n = no_change.verdict;
+  n.set_kind(v1::RegressionVerdict::KIND_NO_CHANGE);
+  n.set_p_value(0.4);
+  n.set_sample_median(50.5);
+  n.set_sample_change((50.5 - 51.0) / 51.0);
+  n.mutable_baseline_run_ids()->DeleteSubrange(3, 4);
+  no_change.machine = "gpu-b.local (l4)";
+  no_change.matrix = "";
+  no_change.baseline_runs = Figure{3, "runs", "S44"};
+  no_change.sample_runs = Figure{3, "runs", "S43"};
+  RegressionCheck small;
+  v1::RegressionVerdict& b = small.verdict;
+  b.set_kind(v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL);
+  b.set_metric("wall_seconds");
+  b.set_label("wall time");
+  b.set_unit("s");
+  b.set_mode("cpu");
+  b.set_phase(v1::PHASE_COLD);
+  b.set_threshold(0.10);
+  b.set_sample_median(12.5);
+  b.set_baseline_median(11);
+  b.set_sample_change(1.5 / 11);
+  b.set_baseline_runs_needed(3);
+  b.add_sample_run_ids("d0000001-0000-4000-8000-000000000000");
+  b.add_baseline_run_ids("e0000001-0000-4000-8000-000000000000");
+  b.add_baseline_run_ids("e0000002-0000-4000-8000-000000000000");
+  small.machine = "cpu-c.local";
+  small.task = "sd-xl";
+  small.sample_runs = Figure{1, "runs", "S45"};
+  small.baseline_runs = Figure{2, "runs", "S46"};
+  model.regression_checks = {regression, small, no_change};
+  model.regression_counts = {{v1::RegressionVerdict::KIND_REGRESSION, Figure{1, "runs", "S47"}},
+                             {v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL, Figure{1, "runs", "S48"}},
+                             {v1::RegressionVerdict::KIND_NO_CHANGE, Figure{1, "runs", "S49"}}};
+  return model;
+}
+
+TEST(RegressionSectionTest, OneLinePerCheckTheAnswerFirstInEnglish) {
+  std::string out;
+  RenderRegressionSection(RegressionChecksModel(), Lang::kEn, out);
+  // The intro is the catalogue's (messages_en.cc); every line below is exact.
+  const std::string intro(MessagesEn().reg_intro);
+  EXPECT_EQ(out,
+            "## Regression checks\n\n" + intro + "\n\n"
+            "- **Regression** — `gpu-a.local (a100)` · `chat-7b` · `gpu` · warm · `concurrency=4` — output tokens/s "
+            "median `40.0` vs `51.0` (`-21.6%`, threshold `10%`) — Mann-Whitney U, two-sided, exact: "
+            "`p = 0.0357 < 0.05` — runs: 3 [S41] vs 7 [S42] in the baseline (`b0000001`, `b0000002`, `b0000003`, "
+            "`b0000004`, `b0000005`, `b0000006`, …)\n"
+            "\n"
+            "**Other checks**: Baseline too small 1 [S48] · No change 1 [S49]\n"
+            "\n"
+            "- **Baseline too small** — `cpu-c.local` · `sd-xl` · `cpu` · cold — wall time (s) median `12.5` vs "
+            "`11.0` (`+13.6%`, threshold `10%`) — no test, `3` baseline runs needed — runs: 1 [S45] vs 2 [S46] in "
+            "the baseline (`e0000001`, `e0000002`)\n"
+            "- **No change** — `gpu-b.local (l4)` · `chat-7b` · `gpu` · warm — output tokens/s median `50.5` vs "
+            "`51.0` (`-0.980%`, threshold `10%`) — Mann-Whitney U, two-sided, exact: `p = 0.4 ≥ 0.05` — runs: "
+            "3 [S43] vs 3 [S44] in the baseline (`b0000001`, `b0000002`, `b0000003`)\n"
+            "\n");
+  EXPECT_EQ(intro, "The coordinator's newest check of each machine, task and setting: the runs of a series (the sample) against the same machine's earlier runs of that setting (the baseline). A regression or an improvement needs both a significant difference and a change of the median beyond the threshold. sources.csv lists the runs behind each count.");
+}
+
+TEST(RegressionSectionTest, OneLinePerCheckTheAnswerFirstInFrench) {
+  std::string out;
+  RenderRegressionSection(RegressionChecksModel(), Lang::kFr, out);
+  const std::string intro(MessagesFr().reg_intro);
+  EXPECT_EQ(out,
+            "## Contrôles de régression\n\n" + intro + "\n\n"
+            "- **Régression** — `gpu-a.local (a100)` · `chat-7b` · `gpu` · à chaud · `concurrency=4` — jetons de "
+            "sortie/s : médiane `40,0` contre `51,0` (`-21,6 %`, seuil `10 %`) — Mann-Whitney U, bilatéral, exact : "
+            "`p = 0,0357 < 0,05` — exécutions : 3 [S41] contre 7 [S42] dans la référence (`b0000001`, `b0000002`, "
+            "`b0000003`, `b0000004`, `b0000005`, `b0000006`, …)\n"
+            "\n"
+            "**Autres contrôles** : Référence trop petite 1 [S48] · Pas de changement 1 [S49]\n"
+            "\n"
+            "- **Référence trop petite** — `cpu-c.local` · `sd-xl` · `cpu` · à froid — durée mesurée (s) : médiane "
+            "`12,5` contre `11,0` (`+13,6 %`, seuil `10 %`) — pas de test, il faut `3` exécutions de référence — "
+            "exécutions : 1 [S45] contre 2 [S46] dans la référence (`e0000001`, `e0000002`)\n"
+            "- **Pas de changement** — `gpu-b.local (l4)` · `chat-7b` · `gpu` · à chaud — jetons de sortie/s : "
+            "médiane `50,5` contre `51,0` (`-0,980 %`, seuil `10 %`) — Mann-Whitney U, bilatéral, exact : "
+            "`p = 0,4 ≥ 0,05` — exécutions : 3 [S43] contre 3 [S44] dans la référence (`b0000001`, `b0000002`, "
+            "`b0000003`)\n"
+            "\n");
+  EXPECT_EQ(intro, "Le dernier contrôle du coordinateur pour chaque machine, tâche et réglage : les exécutions d'une série (l'échantillon) comparées aux exécutions antérieures de la même machine pour ce réglage (la référence). Une régression ou une amélioration exige à la fois une différence significative et un écart de la médiane au-delà du seuil. sources.csv liste les exécutions de chaque compte.");
+}
+
+TEST(RegressionSectionTest, NoCheckNoSection) {
+  std::string out = "before\n";
+  RenderRegressionSection(GuideModel{}, Lang::kEn, out);
+  EXPECT_EQ(out, "before\n");
+  GuideModel model = RegressionChecksModel();
+  model.regression_checks.erase(model.regression_checks.begin());
+  model.regression_counts.erase(model.regression_counts.begin());
+  RenderRegressionSection(model, Lang::kEn, out);
+  EXPECT_THAT(out, HasSubstr("\n\nNo regression and no improvement.\n\n**Other checks**: Baseline too small 1 [S48] · No change 1 [S49]\n\n- **Baseline too small**"));
 }
 
 }  // namespace

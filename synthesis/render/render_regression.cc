@@ -1,0 +1,147 @@
+// "Regression checks": the coordinator's newest verdict of each machine, task and setting, one
+// line each, the answer first (the kind), then the figure, the test and the runs compared. The
+// verdict's own numbers (medians, change, p-value, level, threshold) are the coordinator's, quoted
+// in Code() spans as record text; the run counts are "count" sources naming the runs.
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "synthesis/render/inline_text.h"
+#include "synthesis/render/messages.h"
+#include "synthesis/render/sections.h"
+
+namespace benchfleet::synthesis {
+namespace {
+
+using Kind = v1::RegressionVerdict::Kind;
+
+const Messages& Msg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
+
+std::string_view KindWording(Kind kind, const Messages& m) {
+  switch (kind) {
+    case v1::RegressionVerdict::KIND_REGRESSION: return m.reg_regression;
+    case v1::RegressionVerdict::KIND_IMPROVEMENT: return m.reg_improvement;
+    case v1::RegressionVerdict::KIND_NOT_SIGNIFICANT: return m.reg_not_significant;
+    case v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL: return m.reg_sample_too_small;
+    case v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL: return m.reg_baseline_too_small;
+    default: return m.reg_no_change;
+  }
+}
+
+std::string_view PhaseWording(v1::Phase phase, const Messages& m) {
+  switch (phase) {
+    case v1::PHASE_VALIDATION: return m.phase_validation;
+    case v1::PHASE_COLD: return m.phase_cold;
+    case v1::PHASE_WARM: return m.phase_warm;
+    default: return m.phase_unspecified;
+  }
+}
+
+// A parameter of the test as the coordinator prints it (%.3g: "0.0357", "0.05", "10"), with the
+// language's decimal separator.
+std::string Short(double v, Lang lang) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g", v);
+  std::string s = buf;
+  if (lang == Lang::kFr) {
+    for (char& c : s) c = c == '.' ? ',' : c;
+  }
+  return s;
+}
+
+std::string Percent(std::string number, Lang lang) { return number + (lang == Lang::kFr ? " %" : "%"); }
+
+// The coordinator names its test in English (coordinator/scheduler/regression.cc): its known
+// words in French, anything else as is.
+std::string TestName(const std::string& test, Lang lang) {
+  if (lang != Lang::kFr) return MdCell(test);
+  std::string out = test;
+  for (const auto& [en, fr] : {std::pair<std::string_view, std::string_view>{"two-sided", "bilatéral"},
+                               std::pair<std::string_view, std::string_view>{"normal approximation",
+                                                                             "approximation normale"}}) {
+    if (size_t at = out.find(en); at != std::string::npos) out.replace(at, en.size(), fr);
+  }
+  return MdCell(out);
+}
+
+// The key figure with its unit: a verdict stored before labels names its metric; the wall time
+// the check falls back on (regression.cc) is the charts' "Durée mesurée" in French.
+std::string FigureText(const v1::RegressionVerdict& v, Lang lang) {
+  std::string label = v.label().empty() ? v.metric() : v.label();
+  if (lang == Lang::kFr && label == "wall time") label = "durée mesurée";
+  return FigureName(label, v.unit(), lang);
+}
+
+std::string CheckLine(const RegressionCheck& c, Lang lang, const Messages& m) {
+  const v1::RegressionVerdict& v = c.verdict;
+  std::string where = Code(c.machine) + " · " + Code(c.task);
+  if (!v.mode().empty()) where += " · " + Code(v.mode());
+  where += " · " + std::string(PhaseWording(v.phase(), m));
+  if (!c.matrix.empty()) where += " · " + Code(c.matrix);
+  std::vector<std::string> parts = {"**" + std::string(KindWording(v.kind(), m)) + "**", where};
+  const std::string figure = FigureText(v, lang);
+  const bool tested = v.kind() != v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL && !v.test().empty();
+  if (v.baseline_run_ids_size() > 0) {
+    std::string change = FormatNumber(v.sample_change() * 100, lang);
+    if (v.sample_change() > 0) change = "+" + change;
+    parts.push_back(Fill(m.reg_medians, {{"figure", MdCell(figure)},
+                                         {"sample", Code(FormatNumber(v.sample_median(), lang))},
+                                         {"baseline", Code(FormatNumber(v.baseline_median(), lang))},
+                                         {"change", Code(Percent(change, lang))},
+                                         {"threshold", Code(Percent(Short(v.threshold() * 100, lang), lang))}}));
+  } else {
+    parts.push_back(MdCell(figure));
+  }
+  if (tested) {
+    std::string test = Fill(m.reg_test, {{"test", TestName(v.test(), lang)},
+                                         {"p", Code("p = " + Short(v.p_value(), lang) +
+                                                    (v.p_value() < v.level() ? " < " : " ≥ ") +
+                                                    Short(v.level(), lang))}});
+    if (v.kind() == v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL) {
+      test += " " + (v.sample_runs_needed() > 0
+                         ? Fill(m.reg_needs, {{"needed", Code(std::to_string(v.sample_runs_needed()))}})
+                         : std::string(m.reg_never));
+    }
+    parts.push_back(test);
+  } else if (v.kind() == v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL) {
+    parts.push_back(Fill(m.reg_no_test, {{"needed", Code(std::to_string(v.baseline_runs_needed()))}}));
+  }
+  // The baseline's runs by the first 8 characters of their ids, as "What to watch" names runs;
+  // every id is in the count's source.
+  constexpr int kShown = 6;
+  std::vector<std::string> runs;
+  for (int i = 0; i < v.baseline_run_ids_size() && i < kShown; ++i) runs.push_back(Code(v.baseline_run_ids(i).substr(0, 8)));
+  if (v.baseline_run_ids_size() > kShown) runs.push_back("…");
+  parts.push_back(Fill(m.reg_runs, {{"sample", RefCount(c.sample_runs)},
+                                    {"baseline", RefCount(c.baseline_runs)},
+                                    {"runs", runs.empty() ? std::string(m.none_value) : Join(runs, ", ")}}));
+  return "- " + Join(parts, " — ") + "\n";
+}
+
+bool Found(Kind kind) {
+  return kind == v1::RegressionVerdict::KIND_REGRESSION || kind == v1::RegressionVerdict::KIND_IMPROVEMENT;
+}
+
+}  // namespace
+
+void RenderRegressionSection(const GuideModel& model, Lang lang, std::string& out) {
+  if (model.regression_checks.empty()) return;
+  const Messages& m = Msg(lang);
+  out += "## " + std::string(m.reg_section) + "\n\n" + std::string(m.reg_intro) + "\n\n";
+  std::string found, others;
+  for (const RegressionCheck& c : model.regression_checks) {
+    (Found(c.verdict.kind()) ? found : others) += CheckLine(c, lang, m);
+  }
+  out += found.empty() ? std::string(m.reg_none_found) + "\n\n" : found + "\n";
+  if (others.empty()) return;
+  std::vector<std::string> counts;
+  for (const RegressionCount& rc : model.regression_counts) {
+    if (!Found(rc.kind)) counts.push_back(std::string(KindWording(rc.kind, m)) + " " + RefCount(rc.count));
+  }
+  out += "**" + std::string(m.reg_others) + "**" + (lang == Lang::kFr ? " : " : ": ") + Join(counts, " · ") +
+         "\n\n" + others + "\n";
+}
+
+}  // namespace benchfleet::synthesis
