@@ -159,7 +159,7 @@ absl::StatusOr<synthesis::GuideInput> LoadGuideInput(Env* env, const GuideSource
   absl::StatusOr<synthesis::ReadResult> read;
   std::string where;
   if (!source.files.empty()) {
-    read = synthesis::ReadMeasurementFiles(env, source.files);
+    read = synthesis::ReadMeasurementFiles(env, source.files, &input.rows);
     where = absl::StrCat("--files ", absl::StrJoin(source.files, " "));
   } else if (!source.coordinator.empty()) {
     read = ReadFromCoordinator(source);

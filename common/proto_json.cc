@@ -1,6 +1,7 @@
 #include "common/proto_json.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/proto_json_fast.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace benchfleet {
@@ -20,6 +21,11 @@ absl::StatusOr<std::string> MessageToJson(const google::protobuf::Message& messa
 
 absl::Status JsonToMessage(std::string_view json, google::protobuf::Message* message,
                            bool ignore_unknown_fields) {
+  // What the fast path reads it reads exactly as protobuf would; the rest, errors included, is
+  // protobuf's (proto_json_fast.h).
+  if (internal::FastJsonToMessage(json, message, ignore_unknown_fields) == internal::FastJson::kParsed) {
+    return absl::OkStatus();
+  }
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = ignore_unknown_fields;
   auto status = google::protobuf::util::JsonStringToMessage(

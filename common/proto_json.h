@@ -1,5 +1,7 @@
-// The JSON form of every benchfleet.v1 message: the proto3 JSON mapping through protobuf's own
-// JsonStringToMessage / MessageToJsonString, so files and the API agree field for field.
+// The JSON form of every benchfleet.v1 message: the proto3 JSON mapping, written by protobuf's own
+// MessageToJsonString and read by a simdjson fast path that hands whatever it does not read exactly
+// as protobuf's JsonStringToMessage would (errors included) to that parser (proto_json_fast.h),
+// so files and the API agree field for field.
 // Field names are written as in the .proto (snake_case); both spellings are read. Thread-safe.
 #ifndef BENCHFLEET_COMMON_PROTO_JSON_H_
 #define BENCHFLEET_COMMON_PROTO_JSON_H_

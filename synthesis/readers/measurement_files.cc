@@ -1,8 +1,11 @@
 #include "synthesis/readers/measurement_files.h"
 
+#include <algorithm>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -12,6 +15,7 @@
 #include "common/proto_json.h"
 #include "common/record_validation.h"
 #include "common/series_folder.h"
+#include "synthesis/analysis/run_row.h"
 #include "synthesis/readers/file_formats.h"
 #include "synthesis/readers/file_record.h"
 #include "common/simulated.h"
@@ -135,16 +139,17 @@ std::string SimulatedCondition(const v1::MachineConditions& conditions) {
 
 // Marks simulated the records (from index first on) whose identity strings, or whose series'
 // conditions (the simulated_by reason given), say SIMULATED, saying why in params.simulated_by.
+void MarkSimulated(v1::RunRecord* record, const std::string& by_conditions) {
+  if (record->simulated()) return;
+  std::string why = SimulatedParam(*record);
+  if (why.empty()) why = by_conditions;
+  if (why.empty()) return;
+  record->set_simulated(true);
+  (*record->mutable_params())["simulated_by"] = why;
+}
+
 void MarkSimulated(size_t first, const std::string& by_conditions, ReadResult* out) {
-  for (size_t i = first; i < out->records.size(); ++i) {
-    v1::RunRecord& record = out->records[i];
-    if (record.simulated()) continue;
-    std::string why = SimulatedParam(record);
-    if (why.empty()) why = by_conditions;
-    if (why.empty()) continue;
-    record.set_simulated(true);
-    (*record.mutable_params())["simulated_by"] = why;
-  }
+  for (size_t i = first; i < out->records.size(); ++i) MarkSimulated(&out->records[i], by_conditions);
 }
 
 // Keeps the conditions.json beside a runs.jsonl, when there is one. A malformed one is reported
@@ -168,7 +173,66 @@ std::string ReadConditionsBeside(Env* env, const std::string& runs_file, ReadRes
   return simulated;
 }
 
-void ReadOne(Env* env, const std::string& path, ReadResult* out) {
+// ReadRunsJsonl and MarkSimulated as rows: each line parsed into one reused message, checked
+// against the bounds, marked simulated and made a row of a store of its thread; the lines split
+// into one contiguous part per thread, the parts appended in order, so rows and skipped lines come
+// in line order as they do from the messages' path. The conditions beside are read first (their
+// verdict on SIMULATED is needed per record) but listed after the lines, as that path lists them.
+// Returns how many rows it added.
+size_t ReadRunsJsonlAsRows(Env* env, const std::string& file, std::string_view content, ReadResult* out,
+                           RunRows* rows) {
+  ReadResult beside;
+  const std::string by_conditions = ReadConditionsBeside(env, file, &beside);
+  const std::vector<std::string_view> lines = SplitLines(content);
+  constexpr size_t kLinesPerThread = 20000;  // below this a thread costs more than it saves
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = std::clamp<size_t>(lines.size() / kLinesPerThread, 1, std::min<size_t>(cores, 8));
+  struct Part {
+    std::shared_ptr<RunRowStore> store = std::make_shared<RunRowStore>();
+    std::vector<const RunRow*> rows;
+    std::vector<Skipped> skipped;
+  };
+  std::vector<Part> parts(threads);
+  auto parse = [&](size_t t) {
+    Part& part = parts[t];
+    v1::RunRecord record;
+    const size_t end = lines.size() * (t + 1) / threads;
+    part.rows.reserve(end - lines.size() * t / threads);
+    for (size_t i = lines.size() * t / threads; i < end; ++i) {
+      const std::string_view line = Trim(lines[i]);
+      if (line.empty()) continue;
+      const auto number = static_cast<uint32_t>(i + 1);
+      if (absl::Status s = JsonToMessage(line, &record, /*ignore_unknown_fields=*/true); !s.ok()) {
+        part.skipped.push_back({file, number, absl::StrCat("malformed record: ", s.message())});
+        continue;
+      }
+      if (absl::Status bounds = CheckRecordBounds(record); !bounds.ok()) {
+        part.skipped.push_back({file, number, OutOfBoundsReason(bounds)});
+        continue;
+      }
+      MarkSimulated(&record, by_conditions);
+      part.rows.push_back(part.store->Add(record));
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < threads; ++t) workers.emplace_back(parse, t);
+  parse(0);
+  for (std::thread& w : workers) w.join();
+  size_t added = 0;
+  for (Part& part : parts) {
+    added += part.rows.size();
+    rows->rows.insert(rows->rows.end(), part.rows.begin(), part.rows.end());
+    rows->stores.push_back(std::move(part.store));
+    out->skipped.insert(out->skipped.end(), std::make_move_iterator(part.skipped.begin()),
+                        std::make_move_iterator(part.skipped.end()));
+  }
+  for (auto& [fingerprint, conditions] : beside.conditions) out->conditions[fingerprint] = std::move(conditions);
+  out->skipped.insert(out->skipped.end(), std::make_move_iterator(beside.skipped.begin()),
+                      std::make_move_iterator(beside.skipped.end()));
+  return added;
+}
+
+void ReadOne(Env* env, const std::string& path, ReadResult* out, RunRows* as_rows) {
   std::string file = path;
   if (env->IsDirectory(path)) {
     file = JoinPath(path, kRunsJsonlFile);
@@ -190,9 +254,14 @@ void ReadOne(Env* env, const std::string& path, ReadResult* out) {
   }
   const size_t records_before = out->records.size();
   const size_t skipped_before = out->skipped.size();
+  size_t rows_added = 0;
   const Format format = Detect(file, *content);
   switch (format) {
     case Format::kRunsJsonl:
+      if (as_rows != nullptr) {
+        rows_added = ReadRunsJsonlAsRows(env, file, *content, out, as_rows);
+        break;
+      }
       ReadRunsJsonl(env, file, *content, out);
       MarkSimulated(records_before, ReadConditionsBeside(env, file, out), out);
       break;
@@ -216,17 +285,18 @@ void ReadOne(Env* env, const std::string& path, ReadResult* out) {
       return;
   }
   if (format != Format::kRunsJsonl) DropOutOfBounds(file, records_before, out);
-  if (out->records.size() == records_before && out->skipped.size() == skipped_before) {
+  if (out->records.size() == records_before && rows_added == 0 && out->skipped.size() == skipped_before) {
     out->skipped.push_back({file, 0, "no runs found in it"});
   }
 }
 
 }  // namespace
 
-absl::StatusOr<ReadResult> ReadMeasurementFiles(Env* env, const std::vector<std::string>& paths) {
+absl::StatusOr<ReadResult> ReadMeasurementFiles(Env* env, const std::vector<std::string>& paths, RunRows* as_rows) {
   ReadResult result;
-  for (const std::string& path : paths) ReadOne(env, path, &result);
-  if (result.records.empty()) {
+  const size_t rows_before = as_rows == nullptr ? 0 : as_rows->rows.size();
+  for (const std::string& path : paths) ReadOne(env, path, &result, as_rows);
+  if (result.records.empty() && (as_rows == nullptr || as_rows->rows.size() == rows_before)) {
     std::vector<std::string> reasons;
     for (const Skipped& s : result.skipped) {
       reasons.push_back(absl::StrCat(s.path, s.line > 0 ? absl::StrCat(":", s.line) : "", ": ", s.reason));

@@ -18,6 +18,8 @@
 
 namespace benchfleet::synthesis {
 
+struct RunRows;  // synthesis/analysis/run_row.h
+
 // A file, or a line of one, that gave no record.
 struct Skipped {
   std::string path;
@@ -54,7 +56,13 @@ std::string OutOfBoundsReason(const absl::Status& bounds);
 // unreadable or malformed file or line, or a record past a record bound (OutOfBoundsReason), is
 // added to skipped and the rest is kept. Returns
 // INVALID_ARGUMENT "no records in PATHS" when no record at all could be read.
-absl::StatusOr<ReadResult> ReadMeasurementFiles(Env* env, const std::vector<std::string>& paths);
+// With `as_rows`, the records of runs.jsonl files (a fleet's bulk) become rows (run_row.h) as they
+// are parsed, on up to one thread per core, and only the rows are kept, appended to *as_rows in
+// file and line order; the other formats' records still come in ReadResult::records. What is
+// skipped, and why, is the same either way. (`benchfleet guide --files` reads so: at a million
+// records the messages took five times the memory and most of the guide's time.)
+absl::StatusOr<ReadResult> ReadMeasurementFiles(Env* env, const std::vector<std::string>& paths,
+                                                RunRows* as_rows = nullptr);
 
 }  // namespace benchfleet::synthesis
 

@@ -1,17 +1,21 @@
 // agent_overhead: the agent must not disturb what it measures.
 //
 // In one run, against a llama-server simulator (or, with --llama-server and --model, a real
-// llama-server) already serving, so no server start is timed:
+// llama-server) already serving, so no server start is timed, in R interleaved rounds (--rounds)
+// so that a busy spell of the host falls on both sides instead of one:
 //   -lv 4   the bare loop against a server at default verbosity and one at -lv 4 (the agent starts
-//           llama-server with -lv 4 for its buffer sizes): what the verbose log costs a request;
-//   bare    N POST /completion requests from a plain libcurl loop (one reused handle);
-//   agent   the same requests as a benchfleet-agent `run` series of 1 cold + N warm runs, the
-//           agent as its own process; its wall times are read back from runs.jsonl.
-// Prints the per-run wall time the agent adds (mean and median of the warm runs against the bare
-// loop), the agent's own CPU time per run (whole process, marginal: (CPU of N runs - CPU of 1
-// run) / (N - 1), which includes its between-run record keeping), and the idle resident memory
-// of an agent process (`serve` with no coordinator reachable).
-// Targets (issue 3): under 1 ms added per run, under 20 MB idle RSS.
+//           llama-server with -lv 4 for its buffer sizes), both up, their loops alternating:
+//           what the verbose log costs a request;
+//   bare    N/R POST /completion requests per round from a plain libcurl loop (one reused handle);
+//   agent   the same requests as a benchfleet-agent `run` series of 1 cold + N/R warm runs per
+//           round, the agent as its own process; its wall times are read back from runs.jsonl.
+// Which of bare and agent goes first alternates by round. Prints the per-run wall time the agent
+// adds (the median over rounds of each round's agent median minus its bare median, with the
+// rounds' range), the agent's own CPU time per run (whole process, marginal: the rounds' CPU less
+// R times that of a 1-call series, over the further calls; includes its between-run record
+// keeping), and the idle resident memory of an agent process (`serve` with no coordinator).
+// Targets (issue 21): at most 0.5 ms added per run, at most 15 MB idle RSS; each printed with
+// "met" or "NOT met".
 #include <curl/curl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -126,6 +130,7 @@ Rss ReadRss(pid_t pid) {
 
 struct Options {
   int runs = 200;
+  int rounds = 10;
   int n_predict = 16;
   double tokens_per_second = 2000;
   // A real llama-server and model instead of the simulator (outside the test suite).
@@ -179,6 +184,20 @@ absl::StatusOr<std::vector<double>> BareLoop(const std::string& base, const std:
   return seconds;
 }
 
+// The requests of `runs` split into `rounds` nearly equal parts: round i gets parts[i].
+std::vector<int> Split(int runs, int rounds) {
+  std::vector<int> parts;
+  for (int i = 0; i < rounds; ++i) parts.push_back(runs / rounds + (i < runs % rounds ? 1 : 0));
+  return parts;
+}
+
+std::string Verdict(bool met) { return met ? "met" : "NOT met"; }
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "agent_overhead: %s\n", message.c_str());
+  return 1;
+}
+
 int Run(const Options& options) {
   const std::string dir = testing::MakeTempDir("agent-overhead");
   std::string model = options.model;
@@ -188,7 +207,10 @@ int Run(const Options& options) {
     std::ofstream(model) << "GGUF simulated";
   }
   const bool simulated = options.llama_server.empty();
-  std::printf("agent_overhead: %d warm runs, n_predict %d, %s\n", options.runs, options.n_predict,
+  const int rounds = std::clamp(options.rounds, 1, std::max(1, options.runs));
+  const std::vector<int> parts = Split(options.runs, rounds);
+  std::printf("agent_overhead: %d warm runs in %d interleaved rounds, n_predict %d, %s\n", options.runs, rounds,
+              options.n_predict,
               simulated ? absl::StrCat("llama-server SIMULATOR at ", options.tokens_per_second,
                                        " tokens/s (SIMULATED server)").c_str()
                         : absl::StrCat("llama-server ", options.llama_server).c_str());
@@ -197,28 +219,33 @@ int Run(const Options& options) {
                                         R"(,"temperature":0,"seed":42,"cache_prompt":false})");
 
   // -lv 4 (the agent starts llama-server with it, for the buffer sizes): does it slow requests?
-  double verbose_cost_ms = 0;
+  // Both servers up at once, their loops alternating round by round; the median of the rounds'
+  // differences of medians.
+  std::vector<double> verbose_cost_ms;
   {
     auto quiet = StartServer(options, model, dir + "/server-quiet.log", /*verbose=*/false);
-    if (!quiet.ok()) return (std::fprintf(stderr, "agent_overhead: %s\n", quiet.status().ToString().c_str()), 1);
-    auto quiet_s = BareLoop(quiet->base, body, options.runs);
-    quiet->process.reset();
+    if (!quiet.ok()) return Fail(quiet.status().ToString());
     auto verbose = StartServer(options, model, dir + "/server-verbose.log", /*verbose=*/true);
-    if (!verbose.ok()) return (std::fprintf(stderr, "agent_overhead: %s\n", verbose.status().ToString().c_str()), 1);
-    auto verbose_s = BareLoop(verbose->base, body, options.runs);
-    if (!quiet_s.ok() || !verbose_s.ok()) return (std::fprintf(stderr, "agent_overhead: a bare request failed\n"), 1);
-    verbose_cost_ms = (Mean(*verbose_s) - Mean(*quiet_s)) * 1e3;
+    if (!verbose.ok()) return Fail(verbose.status().ToString());
+    for (int round = 0; round < rounds; ++round) {
+      absl::StatusOr<std::vector<double>> q, v;
+      if (round % 2 == 0) {
+        q = BareLoop(quiet->base, body, parts[round]);
+        v = BareLoop(verbose->base, body, parts[round]);
+      } else {
+        v = BareLoop(verbose->base, body, parts[round]);
+        q = BareLoop(quiet->base, body, parts[round]);
+      }
+      if (!q.ok() || !v.ok()) return Fail("a bare request failed");
+      verbose_cost_ms.push_back((Median(*v) - Median(*q)) * 1e3);
+    }
   }
 
-  // bare against agent, on one server at the verbosity the agent uses.
+  // bare against agent, on one server at the verbosity the agent uses: in each round a bare loop
+  // and an agent series of the same number of warm calls, which goes first alternating.
   auto server = StartServer(options, model, dir + "/server.log", /*verbose=*/true);
-  if (!server.ok()) return (std::fprintf(stderr, "agent_overhead: %s\n", server.status().ToString().c_str()), 1);
+  if (!server.ok()) return Fail(server.status().ToString());
   const std::string base = server->base;
-  auto bare_or = BareLoop(base, body, options.runs);
-  if (!bare_or.ok()) return (std::fprintf(stderr, "agent_overhead: a bare request failed\n"), 1);
-  const std::vector<double> bare = *bare_or;
-
-  // agent: the same requests as a series, through the agent process.
   const std::string config = dir + "/agent.yaml";
   std::ofstream(config) << "state_dir: " << dir << "/state\nallow:\n  backends: [llama-server]\n"
                         << "  urls: [" << base << "]\n";
@@ -231,28 +258,50 @@ int Run(const Options& options) {
     return path;
   };
   const std::string agent = testing::BinaryPath("benchfleet-agent");
-  double cpu_one = 0, cpu_many = 0;
+  // One series of 1 warm call: the process's fixed CPU cost, taken off each round's.
+  double cpu_one = 0;
   if (RunForCpu({agent, "run", write_spec("one", 1), "--config", config, "--out", dir + "/one"},
-                dir + "/agent-one.log", &cpu_one) != 0 ||
-      RunForCpu({agent, "run", write_spec("many", options.runs), "--config", config, "--out", dir + "/many"},
-                dir + "/agent-many.log", &cpu_many) != 0) {
-    std::fprintf(stderr, "agent_overhead: the agent's series failed (see %s/agent-*.log)\n", dir.c_str());
-    return 1;
+                dir + "/agent-one.log", &cpu_one) != 0) {
+    return Fail("the agent's series failed (see " + dir + "/agent-one.log)");
   }
-  auto records = ReadRecords(Env::Default(), dir + "/many");
-  if (!records.ok()) {
-    std::fprintf(stderr, "agent_overhead: %s\n", records.status().ToString().c_str());
-    return 1;
-  }
-  std::vector<double> through_agent;
-  for (const auto& sourced : *records) {
-    const auto& r = sourced.record;
-    if (r.phase() != v1::PHASE_WARM) continue;
-    through_agent.push_back(r.wall_duration().seconds() + r.wall_duration().nanos() / 1e9);
-  }
-  if (static_cast<int>(through_agent.size()) != options.runs) {
-    std::fprintf(stderr, "agent_overhead: %zu warm records, expected %d\n", through_agent.size(), options.runs);
-    return 1;
+  // The agent's warm calls of one round: their wall_duration from the records; its CPU in *cpu.
+  auto agent_round = [&](int round, int warm, double* cpu) -> absl::StatusOr<std::vector<double>> {
+    const std::string name = absl::StrCat("round-", round);
+    if (RunForCpu({agent, "run", write_spec(name, warm), "--config", config, "--out", dir + "/" + name},
+                  dir + "/agent-" + name + ".log", cpu) != 0) {
+      return absl::InternalError(absl::StrCat("the agent's series failed (see ", dir, "/agent-", name, ".log)"));
+    }
+    auto records = ReadRecords(Env::Default(), dir + "/" + name);
+    if (!records.ok()) return records.status();
+    std::vector<double> seconds;
+    for (const auto& sourced : *records) {
+      const auto& r = sourced.record;
+      if (r.phase() != v1::PHASE_WARM) continue;
+      seconds.push_back(r.wall_duration().seconds() + r.wall_duration().nanos() / 1e9);
+    }
+    if (static_cast<int>(seconds.size()) != warm) {
+      return absl::InternalError(absl::StrCat(seconds.size(), " warm records in ", name, ", expected ", warm));
+    }
+    return seconds;
+  };
+  std::vector<double> bare, through_agent, added_ms;
+  double cpu_rounds = 0;
+  for (int round = 0; round < rounds; ++round) {
+    absl::StatusOr<std::vector<double>> b, a;
+    double cpu = 0;
+    if (round % 2 == 0) {
+      b = BareLoop(base, body, parts[round]);
+      a = agent_round(round, parts[round], &cpu);
+    } else {
+      a = agent_round(round, parts[round], &cpu);
+      b = BareLoop(base, body, parts[round]);
+    }
+    if (!b.ok()) return Fail(b.status().ToString());
+    if (!a.ok()) return Fail(a.status().ToString());
+    cpu_rounds += cpu;
+    added_ms.push_back((Median(*a) - Median(*b)) * 1e3);
+    bare.insert(bare.end(), b->begin(), b->end());
+    through_agent.insert(through_agent.end(), a->begin(), a->end());
   }
 
   // idle: an agent process with nothing to do (no coordinator answers).
@@ -265,23 +314,31 @@ int Run(const Options& options) {
     idle = ReadRss(idle_agent.pid());
   }
 
-  const double added_mean_ms = (Mean(through_agent) - Mean(bare)) * 1e3;
-  const double added_median_ms = (Median(through_agent) - Median(bare)) * 1e3;
-  const double cpu_per_run_ms = (cpu_many - cpu_one) / (options.runs - 1) * 1e3;
-  std::printf("bare libcurl:  mean %.3f ms, median %.3f ms per request\n", Mean(bare) * 1e3, Median(bare) * 1e3);
-  std::printf("through agent: mean %.3f ms, median %.3f ms per run (wall_duration of the records)\n",
-              Mean(through_agent) * 1e3, Median(through_agent) * 1e3);
-  std::printf("added per run: mean %+.3f ms, median %+.3f ms   (target < 1 ms)\n", added_mean_ms, added_median_ms);
-  std::printf("agent CPU per run: %.3f ms (whole process, marginal over %d runs, incl. record keeping)\n",
-              cpu_per_run_ms, options.runs);
-  std::printf("-lv 4 on the server: %+.3f ms per request against the default verbosity%s\n",
-              verbose_cost_ms,
+  const double added_median_ms = Median(added_ms);
+  const auto [added_min, added_max] = std::minmax_element(added_ms.begin(), added_ms.end());
+  std::printf("bare libcurl:  median %.3f ms per request (mean %.3f)\n", Median(bare) * 1e3, Mean(bare) * 1e3);
+  std::printf("through agent: median %.3f ms per run (mean %.3f; wall_duration of the records)\n",
+              Median(through_agent) * 1e3, Mean(through_agent) * 1e3);
+  std::printf("added per run: %+.3f ms, the median over %d rounds of (agent median - bare median), "
+              "rounds from %+.3f to %+.3f ms   (target <= 0.5 ms: %s)\n",
+              added_median_ms, rounds, *added_min, *added_max, Verdict(added_median_ms <= 0.5).c_str());
+  // Each round's series costs what the one-call series does plus its further calls.
+  const int further_calls = options.runs - rounds;
+  if (further_calls > 0) {
+    std::printf("agent CPU per run: %.3f ms (whole process, marginal over %d calls, incl. record keeping)\n",
+                (cpu_rounds - rounds * cpu_one) / further_calls * 1e3, further_calls);
+  } else {
+    std::printf("agent CPU per run: - (one call per round: no marginal cost to measure)\n");
+  }
+  std::printf("-lv 4 on the server: %+.3f ms per request against the default verbosity (median over %d rounds)%s\n",
+              Median(verbose_cost_ms), rounds,
               simulated ? " (SIMULATED server: says nothing of the real llama-server's logging; "
                           "run with --llama-server and --model for that)"
                         : "");
   std::printf("agent idle RSS: %.1f MB (VmRSS), of which %.1f MB private (RssAnon) and %.1f MB shared "
-              "library pages (RssFile)   (target < 20 MB)\n",
-              idle.rss_kb / 1024.0, idle.anon_kb / 1024.0, idle.file_kb / 1024.0);
+              "library pages (RssFile)   (target <= 15 MB: %s)\n",
+              idle.rss_kb / 1024.0, idle.anon_kb / 1024.0, idle.file_kb / 1024.0,
+              Verdict(idle.rss_kb >= 0 && idle.rss_kb <= 15 * 1024).c_str());
   return 0;
 }
 
@@ -292,6 +349,9 @@ int main(int argc, char** argv) {
   benchfleet::bench::Options options;
   CLI::App app{"agent_overhead: what the agent adds to each run it measures"};
   app.add_option("--runs", options.runs, "Warm runs in the series and requests in the bare loop");
+  app.add_option("--rounds", options.rounds,
+                 "Interleaved rounds: each a bare loop and an agent series of runs/rounds calls, alternating "
+                 "which goes first");
   app.add_option("--n-predict", options.n_predict, "Tokens per request");
   app.add_option("--tokens-per-second", options.tokens_per_second, "The simulator's token rate");
   app.add_option("--llama-server", options.llama_server, "A real llama-server binary instead of the simulator");

@@ -36,10 +36,12 @@
 #include "cli/guide_input.h"
 #include "common/conditions_fingerprint.h"
 #include "common/env.h"
+#include "common/proto_json.h"
 #include "common/series_folder.h"
 #include "common/version.h"
 #include "coordinator/store/migrator.h"
 #include "coordinator/store/pg_run_store.h"
+#include "google/protobuf/util/json_util.h"
 #include "synthesis/guide.h"
 #include "synthesis/readers/database_reader.h"
 #include "synthesis/readers/measurement_files.h"
@@ -155,7 +157,7 @@ v1::RunRecord MakeRecord(const std::vector<Machine>& machines, int i, std::mt199
   r.set_call_index(call_index);
   r.set_repetition(1);
   r.mutable_start_time()->set_seconds(1767225600 + int64_t{i} * 3);
-  r.mutable_start_time()->set_nanos((i * 7919) % 1000000000);
+  r.mutable_start_time()->set_nanos(static_cast<int32_t>((int64_t{i} * 7919) % 1000000000));  // 64-bit: i * 7919 overflows an int past i = 271,183
   const int64_t nanos = static_cast<int64_t>(seconds * 1e9);
   r.mutable_end_time()->set_seconds(r.start_time().seconds() + nanos / 1000000000);
   r.mutable_wall_duration()->set_seconds(nanos / 1000000000);
@@ -234,6 +236,55 @@ bool RunWhole(const cli::GuideSource& source, const std::string& out_dir, Whole*
   whole->cpu = CpuSeconds() - cpu0;
   whole->files = files.size();
   return true;
+}
+
+// The JSON of records: protobuf's JsonStringToMessage (what every reader used before issue 21)
+// against JsonToMessage (its simdjson fast path, common/proto_json_fast.h) on the same lines of
+// the series folders' runs.jsonl (at most 200,000), in 5 interleaved rounds; medians.
+void CompareJsonParsers(const std::vector<std::string>& folders) {
+  std::vector<std::string> lines;
+  for (const std::string& folder : folders) {
+    absl::StatusOr<std::string> text = Env::Default()->ReadFile(folder + "/" + kRunsJsonlFile);
+    if (!text.ok()) continue;
+    for (size_t at = 0; at < text->size() && lines.size() < 200000;) {
+      size_t end = text->find('\n', at);
+      if (end == std::string::npos) end = text->size();
+      if (end > at) lines.push_back(text->substr(at, end - at));
+      at = end + 1;
+    }
+  }
+  if (lines.empty()) return;
+  auto rate = [&](bool fast) {
+    v1::RunRecord record;
+    google::protobuf::util::JsonParseOptions options;
+    options.ignore_unknown_fields = true;
+    size_t ok = 0;
+    auto t0 = Clock::now();
+    for (const std::string& line : lines) {
+      ok += fast ? JsonToMessage(line, &record, true).ok() : google::protobuf::util::JsonStringToMessage(line, &record, options).ok();
+    }
+    const double s = Seconds(t0);
+    return ok == lines.size() ? static_cast<double>(lines.size()) / s : 0.0;
+  };
+  std::vector<double> protobuf_rates, fast_rates;
+  for (int round = 0; round < 5; ++round) {
+    if (round % 2 == 0) {
+      protobuf_rates.push_back(rate(false));
+      fast_rates.push_back(rate(true));
+    } else {
+      fast_rates.push_back(rate(true));
+      protobuf_rates.push_back(rate(false));
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double p = median(protobuf_rates), f = median(fast_rates);
+  std::printf("files    JSON parse of %zu records: JsonToMessage %10.0f records/s, protobuf's JsonStringToMessage "
+              "%10.0f records/s: %.2fx (medians of 5 interleaved rounds)\n",
+              lines.size(), f, p, p > 0 ? f / p : 0.0);
+  std::fflush(stdout);
 }
 
 void Report(const char* input, const char* baseline_what, double baseline_s, double baseline_cpu, const Whole& whole,
@@ -354,6 +405,11 @@ int Run(const Options& options) {
     Whole whole;
     if (!RunWhole(source, work + "/guide-files", &whole)) return 1;
     Report("files   ", "ReadMeasurementFiles of the series folders' runs.jsonl", baseline, baseline_cpu, whole, n);
+    if (n == 1000000) {
+      std::printf("files    read: %.0f records/s   (target: >= 100,000 records/s at N=1,000,000: %s)\n", n / baseline,
+                  n / baseline >= 100000 ? "met" : "NOT met");
+    }
+    CompareJsonParsers(folders);
     ok = ok && read_count == static_cast<size_t>(n) && whole.records == static_cast<size_t>(n);
   }
   if (options.database) {

@@ -40,6 +40,10 @@ endif()
 # The product libraries the parsers live in; the backends' parsers are compiled directly in
 # tests/fuzz/CMakeLists.txt (their libraries would drag in the agent library, gRPC and HTTP).
 add_subdirectory(common)
+# The rows the files reader can make (measurement_files.h as_rows), without the rest of analysis/.
+add_library(benchfleet_synthesis_run_row STATIC synthesis/analysis/run_row.cc)
+target_include_directories(benchfleet_synthesis_run_row PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(benchfleet_synthesis_run_row PUBLIC benchfleet_proto)
 add_subdirectory(agent/platform)
 add_subdirectory(synthesis/readers)
 add_subdirectory(tests/fuzz)

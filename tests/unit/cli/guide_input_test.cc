@@ -42,9 +42,11 @@ v1::RunRecord Record(const std::string& run_id, const std::string& task, int64_t
   return r;
 }
 
+// The runs read, whole records first, then rows (--files reads runs.jsonl as rows).
 std::vector<std::string> RunIds(const synthesis::GuideInput& input) {
   std::vector<std::string> ids;
   for (const auto& r : input.records) ids.push_back(r.run_id());
+  for (const synthesis::RunRow* r : input.rows.rows) ids.emplace_back(r->run_id);
   return ids;
 }
 
@@ -110,7 +112,7 @@ TEST_F(GuideInputTest, TheEnvironmentsDatabaseIsNotReadWhenFilesAreGiven) {
   source.database_url_from_env = "postgresql://u@127.0.0.1:1/db";
   auto input = LoadGuideInput(Env::Default(), source);
   ASSERT_TRUE(input.ok()) << input.status();
-  EXPECT_EQ(input->records.size(), 5u);
+  EXPECT_EQ(RunIds(*input).size(), 5u);
   EXPECT_EQ(input->conditions.size(), 2u);
 }
 

@@ -55,6 +55,21 @@ class GuideGoldenTest : public ::testing::Test {
 GuideInput* GuideGoldenTest::input_ = nullptr;
 std::map<std::string, std::string>* GuideGoldenTest::files_ = nullptr;
 
+// `benchfleet guide --files` reads runs.jsonl as rows (measurement_files.h as_rows): the same guide,
+// byte for byte, as from the records whole.
+TEST_F(GuideGoldenTest, TheFilesReadAsRowsGiveTheSameGuide) {
+  GuideInput input;
+  auto read = ReadMeasurementFiles(Env::Default(), kInputs, &input.rows);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_FALSE(input.rows.rows.empty());
+  input.records = read->records;
+  input.conditions = read->conditions;
+  input.skipped = read->skipped;
+  const std::map<std::string, std::string> files = BuildGuideFiles(input, {Lang::kFr, Lang::kEn});
+  ASSERT_EQ(files.size(), files_->size());
+  for (const auto& [name, content] : files) EXPECT_TRUE(content == files_->at(name)) << name << " differs";
+}
+
 TEST_F(GuideGoldenTest, EveryFileMatchesItsGolden) {
   const std::string golden = "tests/golden/guide/";
   bool update = std::getenv("BENCHFLEET_UPDATE_GOLDEN") != nullptr;
