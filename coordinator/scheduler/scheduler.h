@@ -99,7 +99,8 @@ class Scheduler {
   // a TaskCancel of that attempt (the task has ended; also for a LOST task's last attempt).
   void TaskUpdated(const std::string& agent_id, const v1::TaskUpdate& update);
   // Called with the records of a committed group: counts flags per task and runs the regression
-  // check on each accepted run of a task (every series, scheduled or not).
+  // check on each accepted run of a task (every series, scheduled or not). The baseline of a task's
+  // point is read at its first checked run and kept while the task runs.
   void RunsStored(const std::vector<v1::RunRecord>& records);
 
   // ---- Time ----
