@@ -126,22 +126,27 @@ bool Found(Kind kind) {
 
 }  // namespace
 
+// What was found, one line each; then the other kinds counted (each count a source naming its
+// runs), with a line each only for the changes beyond the threshold that were not significant:
+// the checks without a test or without a change (a first series has only "baseline too small",
+// one per setting: 35 lines in the demo) are counts, not lines.
 void RenderRegressionSection(const GuideModel& model, Lang lang, std::string& out) {
   if (model.regression_checks.empty()) return;
   const Messages& m = Msg(lang);
   out += "## " + std::string(m.reg_section) + "\n\n" + std::string(m.reg_intro) + "\n\n";
-  std::string found, others;
+  std::string found, near;
   for (const RegressionCheck& c : model.regression_checks) {
-    (Found(c.verdict.kind()) ? found : others) += CheckLine(c, lang, m);
+    if (Found(c.verdict.kind())) found += CheckLine(c, lang, m);
+    if (c.verdict.kind() == v1::RegressionVerdict::KIND_NOT_SIGNIFICANT) near += CheckLine(c, lang, m);
   }
   out += found.empty() ? std::string(m.reg_none_found) + "\n\n" : found + "\n";
-  if (others.empty()) return;
   std::vector<std::string> counts;
   for (const RegressionCount& rc : model.regression_counts) {
     if (!Found(rc.kind)) counts.push_back(std::string(KindWording(rc.kind, m)) + " " + RefCount(rc.count));
   }
-  out += "**" + std::string(m.reg_others) + "**" + (lang == Lang::kFr ? " : " : ": ") + Join(counts, " · ") +
-         "\n\n" + others + "\n";
+  if (counts.empty()) return;
+  out += "**" + std::string(m.reg_others) + "**" + (lang == Lang::kFr ? " : " : ": ") + Join(counts, " · ") + "\n\n";
+  if (!near.empty()) out += near + "\n";
 }
 
 }  // namespace benchfleet::synthesis

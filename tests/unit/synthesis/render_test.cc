@@ -419,13 +419,6 @@ TEST(RegressionSectionTest, OneLinePerCheckTheAnswerFirstInEnglish) {
             "`b0000004`, `b0000005`, `b0000006`, …)\n"
             "\n"
             "**Other checks**: Baseline too small 1 [S48] · No change 1 [S49]\n"
-            "\n"
-            "- **Baseline too small** — `cpu-c.local` · `sd-xl` · `cpu` · cold — wall time (s) median `12.5` vs "
-            "`11.0` (`+13.6%`, threshold `10%`) — no test, `3` baseline runs needed — runs: 1 [S45] vs 2 [S46] in "
-            "the baseline (`e0000001`, `e0000002`)\n"
-            "- **No change** — `gpu-b.local (l4)` · `chat-7b` · `gpu` · warm — output tokens/s median `50.5` vs "
-            "`51.0` (`-0.980%`, threshold `10%`) — Mann-Whitney U, two-sided, exact: `p = 0.4 ≥ 0.05` — runs: "
-            "3 [S43] vs 3 [S44] in the baseline (`b0000001`, `b0000002`, `b0000003`)\n"
             "\n");
   EXPECT_EQ(intro, "The coordinator's newest check of each machine, task and setting: the runs of a series (the sample) against the same machine's earlier runs of that setting (the baseline). A regression or an improvement needs both a significant difference and a change of the median beyond the threshold. sources.csv lists the runs behind each count.");
 }
@@ -442,14 +435,6 @@ TEST(RegressionSectionTest, OneLinePerCheckTheAnswerFirstInFrench) {
             "`b0000003`, `b0000004`, `b0000005`, `b0000006`, …)\n"
             "\n"
             "**Autres contrôles** : Référence trop petite 1 [S48] · Pas de changement 1 [S49]\n"
-            "\n"
-            "- **Référence trop petite** — `cpu-c.local` · `sd-xl` · `cpu` · à froid — durée mesurée (s) : médiane "
-            "`12,5` contre `11,0` (`+13,6 %`, seuil `10 %`) — pas de test, il faut `3` exécutions de référence — "
-            "exécutions : 1 [S45] contre 2 [S46] dans la référence (`e0000001`, `e0000002`)\n"
-            "- **Pas de changement** — `gpu-b.local (l4)` · `chat-7b` · `gpu` · à chaud — jetons de sortie/s : "
-            "médiane `50,5` contre `51,0` (`-0,980 %`, seuil `10 %`) — Mann-Whitney U, bilatéral, exact : "
-            "`p = 0,4 ≥ 0,05` — exécutions : 3 [S43] contre 3 [S44] dans la référence (`b0000001`, `b0000002`, "
-            "`b0000003`)\n"
             "\n");
   EXPECT_EQ(intro, "Le dernier contrôle du coordinateur pour chaque machine, tâche et réglage : les exécutions d'une série (l'échantillon) comparées aux exécutions antérieures de la même machine pour ce réglage (la référence). Une régression ou une amélioration exige à la fois une différence significative et un écart de la médiane au-delà du seuil. sources.csv liste les exécutions de chaque compte.");
 }
@@ -462,7 +447,30 @@ TEST(RegressionSectionTest, NoCheckNoSection) {
   model.regression_checks.erase(model.regression_checks.begin());
   model.regression_counts.erase(model.regression_counts.begin());
   RenderRegressionSection(model, Lang::kEn, out);
-  EXPECT_THAT(out, HasSubstr("\n\nNo regression and no improvement.\n\n**Other checks**: Baseline too small 1 [S48] · No change 1 [S49]\n\n- **Baseline too small**"));
+  EXPECT_THAT(out, HasSubstr("\n\nNo regression and no improvement.\n\n**Other checks**: Baseline too small 1 [S48] · No change 1 [S49]\n\n"));
+  EXPECT_THAT(out, Not(HasSubstr("- **Baseline too small**")));
+}
+
+// A change beyond the threshold that was not significant keeps its line (the test and p-value
+// that decided it) under the counts; no change and no test are counts only.
+TEST(RegressionSectionTest, AChangeThatWasNotSignificantKeepsItsLine) {
+  GuideModel model = RegressionChecksModel();
+  for (RegressionCheck& c : model.regression_checks) {
+    if (c.verdict.kind() == v1::RegressionVerdict::KIND_NO_CHANGE) {
+      c.verdict.set_kind(v1::RegressionVerdict::KIND_NOT_SIGNIFICANT);
+    }
+  }
+  for (RegressionCount& rc : model.regression_counts) {
+    if (rc.kind == v1::RegressionVerdict::KIND_NO_CHANGE) rc.kind = v1::RegressionVerdict::KIND_NOT_SIGNIFICANT;
+  }
+  std::string out;
+  RenderRegressionSection(model, Lang::kEn, out);
+  EXPECT_THAT(out, HasSubstr("**Other checks**: Baseline too small 1 [S48] · Not significant 1 [S49]\n\n"
+                             "- **Not significant** — `gpu-b.local (l4)` · `chat-7b` · `gpu` · warm — output tokens/s "
+                             "median `50.5` vs `51.0` (`-0.980%`, threshold `10%`) — Mann-Whitney U, two-sided, exact: "
+                             "`p = 0.4 ≥ 0.05` — runs: 3 [S43] vs 3 [S44] in the baseline (`b0000001`, `b0000002`, "
+                             "`b0000003`)\n\n"));
+  EXPECT_THAT(out, Not(HasSubstr("- **Baseline too small**")));
 }
 
 }  // namespace
