@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
+#include "common/string_views.h"
 #include "google/protobuf/descriptor.h"
 
 namespace benchfleet::internal {
@@ -208,7 +209,7 @@ class Reader {
     if (value.type() == element_type::INT64) return value.get_int64().get(*out) == simdjson::SUCCESS;
     std::string_view s;
     if (value.get_string().get(s) != simdjson::SUCCESS || !IsDecimal(s)) return false;
-    return absl::SimpleAtoi(absl::string_view(s.data(), s.size()), out);
+    return absl::SimpleAtoi(ToAbsl(s), out);
   }
 
   static bool ReadUnsigned(element value, uint64_t* out) {
@@ -221,7 +222,7 @@ class Reader {
     }
     std::string_view s;
     if (value.get_string().get(s) != simdjson::SUCCESS || !IsDecimal(s) || s.front() == '-') return false;
-    return absl::SimpleAtoi(absl::string_view(s.data(), s.size()), out);
+    return absl::SimpleAtoi(ToAbsl(s), out);
   }
 
   // A JSON number, or "NaN", "Infinity", "-Infinity" (other numeric strings: protobuf's).
@@ -307,6 +308,9 @@ class Reader {
     reflection->SetInt32(message, type->FindFieldByNumber(2), nanos);
   }
 
+  // Timestamps and durations are parsed here, not by TimeUtil::FromString: that accepts durations
+  // protobuf's JSON parser refuses ("+1s", "1.s"), and the fast path must read exactly what that
+  // parser reads (proto_json_test's edge cases).
   // RFC 3339 as protobuf writes and reads it: "2026-12-06T03:17:56.5Z" or with "+01:00" / "-05:30",
   // years 0001 to 9999.
   static bool ReadTimestamp(element value, Message* message) {

@@ -1,7 +1,6 @@
 #include "synthesis/guide.h"
 
 #include <algorithm>
-#include <cctype>
 #include <deque>
 #include <functional>
 #include <future>
@@ -9,6 +8,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "absl/strings/ascii.h"
+#include "common/string_views.h"
 #include "synthesis/analysis/table.h"
 #include "synthesis/render/html.h"
 
@@ -20,12 +21,6 @@ namespace {
 std::string LabelOfConditions(const v1::MachineConditions& c) {
   auto cls = c.labels().find("class");
   return cls == c.labels().end() ? c.hostname() : c.hostname() + " (" + cls->second + ")";
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // The order of "Regression checks": what was found first, then what could not tell, then the rest.
@@ -49,11 +44,11 @@ void AddRegressionChecks(const std::vector<StoredVerdict>& verdicts, const std::
                          GuideModel* model) {
   if (verdicts.empty()) return;
   std::unordered_map<std::string, size_t> by_id;
-  for (size_t i = 0; i < records.size(); ++i) by_id.emplace(Lower(records[i]->run_id), i);
+  for (size_t i = 0; i < records.size(); ++i) by_id.emplace(absl::AsciiStrToLower(ToAbsl(records[i]->run_id)), i);
   auto provenance = [&](const google::protobuf::RepeatedPtrField<std::string>& ids) {
     std::vector<std::string> out;
     for (const std::string& id : ids) {
-      auto it = by_id.find(Lower(id));
+      auto it = by_id.find(absl::AsciiStrToLower(id));
       out.emplace_back(it == by_id.end() ? std::string_view("unknown") : records[it->second]->provenance);
     }
     return out;
@@ -71,7 +66,7 @@ void AddRegressionChecks(const std::vector<StoredVerdict>& verdicts, const std::
       if (v.sample_run_ids().empty()) v.add_sample_run_ids(v.run_id());
     }
     c.task = stored.task;
-    if (auto it = by_id.find(Lower(v.run_id())); it != by_id.end()) {
+    if (auto it = by_id.find(absl::AsciiStrToLower(v.run_id())); it != by_id.end()) {
       c.machine = std::string(labels[it->second]);
     } else if (auto known = conditions.find(stored.conditions_fingerprint); known != conditions.end()) {
       c.machine = LabelOfConditions(known->second);

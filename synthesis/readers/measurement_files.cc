@@ -83,24 +83,32 @@ void KeepInBounds(const std::string& file, uint32_t line, v1::RunRecord record, 
   out->records.push_back(std::move(record));
 }
 
-// Reads a benchfleet runs.jsonl. ReadRecords stops at the first bad line; then the file is read
-// again line by line so that one bad line skips only itself.
-void ReadRunsJsonl(Env* env, const std::string& file, std::string_view content, ReadResult* out) {
-  auto sourced = ReadRecords(env, file);
-  if (sourced.ok()) {
-    for (SourcedRecord& s : *sourced) KeepInBounds(file, s.line, std::move(s.record), out);
-    return;
+// Parses one runs.jsonl line (1-based `number`) into *record: false, with the line added to
+// *skipped and why, when it is malformed or past a record bound (both ways of reading runs.jsonl).
+bool ReadRecordLine(const std::string& file, uint32_t number, std::string_view line, v1::RunRecord* record,
+                    std::vector<Skipped>* skipped) {
+  if (absl::Status s = JsonToMessage(line, record, /*ignore_unknown_fields=*/true); !s.ok()) {
+    skipped->push_back({file, number, absl::StrCat("malformed record: ", s.message())});
+    return false;
   }
-  std::vector<std::string_view> lines = SplitLines(content);
+  if (absl::Status bounds = CheckRecordBounds(*record); !bounds.ok()) {
+    skipped->push_back({file, number, OutOfBoundsReason(bounds)});
+    return false;
+  }
+  return true;
+}
+
+// Reads a benchfleet runs.jsonl (its `content`, already read) line by line: one bad line skips
+// only itself.
+void ReadRunsJsonl(const std::string& file, std::string_view content, ReadResult* out) {
+  const std::vector<std::string_view> lines = SplitLines(content);
   for (size_t i = 0; i < lines.size(); ++i) {
-    std::string_view line = Trim(lines[i]);
+    const std::string_view line = Trim(lines[i]);
     if (line.empty()) continue;
     v1::RunRecord record;
-    if (auto s = JsonToMessage(line, &record, /*ignore_unknown_fields=*/true); !s.ok()) {
-      out->skipped.push_back({file, static_cast<uint32_t>(i + 1), absl::StrCat("malformed record: ", s.message())});
-      continue;
+    if (ReadRecordLine(file, static_cast<uint32_t>(i + 1), line, &record, &out->skipped)) {
+      out->records.push_back(std::move(record));
     }
-    KeepInBounds(file, static_cast<uint32_t>(i + 1), std::move(record), out);
   }
 }
 
@@ -173,8 +181,8 @@ std::string ReadConditionsBeside(Env* env, const std::string& runs_file, ReadRes
   return simulated;
 }
 
-// ReadRunsJsonl and MarkSimulated as rows: each line parsed into one reused message, checked
-// against the bounds, marked simulated and made a row of a store of its thread; the lines split
+// ReadRunsJsonl and MarkSimulated as rows: each line parsed into one reused message
+// (ReadRecordLine), marked simulated and made a row of a store of its thread; the lines split
 // into one contiguous part per thread, the parts appended in order, so rows and skipped lines come
 // in line order as they do from the messages' path. The conditions beside are read first (their
 // verdict on SIMULATED is needed per record) but listed after the lines, as that path lists them.
@@ -201,15 +209,7 @@ size_t ReadRunsJsonlAsRows(Env* env, const std::string& file, std::string_view c
     for (size_t i = lines.size() * t / threads; i < end; ++i) {
       const std::string_view line = Trim(lines[i]);
       if (line.empty()) continue;
-      const auto number = static_cast<uint32_t>(i + 1);
-      if (absl::Status s = JsonToMessage(line, &record, /*ignore_unknown_fields=*/true); !s.ok()) {
-        part.skipped.push_back({file, number, absl::StrCat("malformed record: ", s.message())});
-        continue;
-      }
-      if (absl::Status bounds = CheckRecordBounds(record); !bounds.ok()) {
-        part.skipped.push_back({file, number, OutOfBoundsReason(bounds)});
-        continue;
-      }
+      if (!ReadRecordLine(file, static_cast<uint32_t>(i + 1), line, &record, &part.skipped)) continue;
       MarkSimulated(&record, by_conditions);
       part.rows.push_back(part.store->Add(record));
     }
@@ -262,7 +262,7 @@ void ReadOne(Env* env, const std::string& path, ReadResult* out, RunRows* as_row
         rows_added = ReadRunsJsonlAsRows(env, file, *content, out, as_rows);
         break;
       }
-      ReadRunsJsonl(env, file, *content, out);
+      ReadRunsJsonl(file, *content, out);
       MarkSimulated(records_before, ReadConditionsBeside(env, file, out), out);
       break;
     case Format::kRunsCsv:

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "synthesis/readers/database_reader.h"
 #include "tests/support/pg_test_db.h"
+#include "tests/unit/coordinator/scheduler/regression_scenario.h"
 #include "tests/unit/coordinator/test_records.h"
 
 namespace benchfleet::coordinator {
@@ -68,43 +69,9 @@ TEST(InvalidationReaderTest, TheGuideReaderSeesARegressionWithItsTestOnEveryRunO
   testing::PgTestDb db;
   BENCHFLEET_REQUIRE_PG(db);
   ASSERT_TRUE(Migrate(db.url()).ok());
-  std::unique_ptr<RunStore> runs = NewPgRunStore({db.url()});
-  std::unique_ptr<FleetStore> fleet = NewPgFleetStore({db.url()});
-  MachineUpdate machine;
-  machine.agent_id = testing::kAgentId;
-  machine.agent_version = "0.1.0";
-  machine.conditions = testing::MakeConditions("agent-1.local", {});
-  machine.conditions.set_fingerprint(ConditionsFingerprint(machine.conditions));
-  ASSERT_TRUE(runs->UpsertMachine(machine).ok());
-  SimulatedClock clock;
-  SchedulerOptions options;
-  options.clock = &clock;
-  options.coordinator_id = "c1";
-  Scheduler scheduler(fleet.get(), options);
-  v1::SubmitSeriesRequest submit;
-  submit.set_spec_yaml("series: s\ntask: chat-7b\nbackend: llama-server\nruns: {cold: 1, warm: 3}\ntargets: all\n");
-  absl::StatusOr<v1::SubmitSeriesResponse> submitted = scheduler.Submit(submit);
-  ASSERT_TRUE(submitted.ok()) << submitted.status();
-  absl::StatusOr<v1::SeriesStatus> series = scheduler.GetSeries(submitted->series_id());
-  ASSERT_TRUE(series.ok());
-
-  // 5 earlier runs at 50 to 52 tokens/s, then 3 warm calls of the series at 40.
-  std::vector<v1::RunRecord> all;
-  for (uint32_t i = 1; i <= 5; ++i) {
-    all.push_back(testing::MakeRecord(i));
-    all.back().mutable_metrics(0)->set_value(49.5 + i * 0.5);
-  }
-  for (uint32_t call = 10; call <= 12; ++call) {
-    all.push_back(testing::MakeRecord(call));
-    all.back().set_series_id(submitted->series_id());
-    all.back().set_task_id(series->tasks(0).task_id());
-    all.back().mutable_metrics(0)->set_value(40);
-  }
-  PreparedRuns prepared;
-  for (const auto& r : all) ASSERT_TRUE(runs->PrepareRun(r, &prepared).ok());
-  std::vector<const PreparedRuns*> groups = {&prepared};
-  ASSERT_TRUE(runs->StoreRuns(groups).ok());
-  scheduler.RunsStored(all);
+  // 5 earlier runs at 50 to 52 tokens/s, then 3 warm calls of a series at 40.
+  StoreARegression(db.url());
+  ASSERT_FALSE(::testing::Test::HasFailure());
 
   synthesis::RunRows rows;
   absl::StatusOr<synthesis::ReadResult> read = synthesis::ReadRecordsFromDatabase(db.url(), {}, &rows);
