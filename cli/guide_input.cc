@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <future>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -193,6 +194,24 @@ absl::StatusOr<synthesis::GuideInput> LoadGuideInput(Env* env, const GuideSource
   input.skipped = std::move(read->skipped);
   input.verdicts = std::move(read->verdicts);
   return input;
+}
+
+absl::Status WriteGuideFiles(Env* env, const std::string& out_dir, const std::map<std::string, std::string>& files) {
+  if (absl::Status s = env->CreateDirs(out_dir); !s.ok()) return s;
+  auto largest = files.end();
+  for (auto it = files.begin(); it != files.end(); ++it) {
+    if (largest == files.end() || it->second.size() > largest->second.size()) largest = it;
+  }
+  if (largest == files.end()) return absl::OkStatus();
+  std::future<absl::Status> big = std::async(std::launch::async, [&] {
+    return env->WriteFileAtomically(out_dir + "/" + largest->first, largest->second);
+  });
+  absl::Status status;
+  for (auto it = files.begin(); it != files.end() && status.ok(); ++it) {
+    if (it != largest) status = env->WriteFileAtomically(out_dir + "/" + it->first, it->second);
+  }
+  absl::Status big_status = big.get();
+  return status.ok() ? big_status : status;
 }
 
 }  // namespace benchfleet::cli

@@ -1,9 +1,10 @@
 // Where `benchfleet guide` reads from: measurement files (--files), a coordinator's Admin service
 // (--coordinator) or its PostgreSQL database (--database-url), narrowed by --task and --since,
-// with the targets of --targets. Part of benchfleet_cli_lib; stateless, thread-compatible.
+// with the targets of --targets; and how it writes the guide's files. Part of benchfleet_cli_lib; stateless, thread-compatible.
 #ifndef BENCHFLEET_CLI_GUIDE_INPUT_H_
 #define BENCHFLEET_CLI_GUIDE_INPUT_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,12 @@ struct GuideSource {
 // those the selected records name. INVALID_ARGUMENT "no records match ..." naming the filters
 // when nothing is left.
 absl::StatusOr<synthesis::GuideInput> LoadGuideInput(Env* env, const GuideSource& source);
+
+// Writes BuildGuideFiles' files into out_dir (made if missing), each atomically (Env's
+// WriteFileAtomically: a temporary file, fsync, rename). The largest (sources.csv, hundreds of MB
+// at a million runs) is written on a thread of its own while the caller's thread writes the rest.
+// Returns the first error; a file that failed is not left behind half written.
+absl::Status WriteGuideFiles(Env* env, const std::string& out_dir, const std::map<std::string, std::string>& files);
 
 }  // namespace benchfleet::cli
 

@@ -85,10 +85,7 @@ int RunGuide(const GuideSource& source, const std::string& out_dir, const std::v
     std::fprintf(stderr, "benchfleet: skipped %s: %s\n", where.c_str(), skipped.reason.c_str());
   }
   std::map<std::string, std::string> files = synthesis::BuildGuideFiles(*input, langs);
-  if (auto s = env->CreateDirs(out_dir); !s.ok()) return Fail(s);
-  for (const auto& [name, content] : files) {
-    if (auto s = env->WriteFileAtomically(out_dir + "/" + name, content); !s.ok()) return Fail(s);
-  }
+  if (auto s = WriteGuideFiles(env, out_dir, files); !s.ok()) return Fail(s);
   for (synthesis::Lang lang : langs) {
     std::string code(synthesis::LangCode(lang));
     std::printf("%s/guide.%s.md\n%s/guide.%s.html\n", out_dir.c_str(), code.c_str(), out_dir.c_str(), code.c_str());

@@ -14,11 +14,24 @@ uint64_t SplitMix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+namespace {
+
+// The median of non-empty `values`, which it reorders: two selections, no sort (the bootstrap takes
+// a thousand medians of each cell's figures; sorting them was a tenth of a million-run guide).
+double MedianInPlace(std::vector<double>& values) {
+  const size_t n = values.size();
+  const auto middle = values.begin() + n / 2;
+  std::nth_element(values.begin(), middle, values.end());
+  if (n % 2 == 1) return *middle;
+  // The lower middle is the largest of the elements nth_element put before `middle`.
+  return (*std::max_element(values.begin(), middle) + *middle) / 2;
+}
+
+}  // namespace
+
 std::optional<double> Median(std::vector<double> values) {
   if (values.empty()) return std::nullopt;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return MedianInPlace(values);
 }
 
 std::optional<double> CoefficientOfVariation(const std::vector<double>& values) {
@@ -41,7 +54,7 @@ std::optional<Interval> BootstrapMedianInterval(const std::vector<double>& value
   uint64_t state = seed;
   for (int b = 0; b < resamples; ++b) {
     for (size_t i = 0; i < n; ++i) draw[i] = values[SplitMix64(state) % n];
-    medians.push_back(*Median(draw));
+    medians.push_back(MedianInPlace(draw));
   }
   std::sort(medians.begin(), medians.end());
   const double count = static_cast<double>(resamples);

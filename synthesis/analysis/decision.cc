@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "common/run_flags.h"
 #include "synthesis/analysis/guide_model.h"
 
@@ -129,25 +130,25 @@ void Watches(const Analysis& analysis, SourceTable& sources, GuideModel* model) 
     w.code = std::get<1>(order[g]);
     w.cause = std::get<2>(order[g]);
     w.reason = groups[g].front()->reason;
-    std::vector<std::string> provenance;
+    // Each run once, in trap order; a hash index, as a cell of a large fleet has many thousand.
+    absl::flat_hash_map<std::string_view, size_t> position;
     for (const Trap* t : groups[g]) {
-      if (std::find(w.run_ids.begin(), w.run_ids.end(), t->run_id) != w.run_ids.end()) continue;
+      if (!position.emplace(t->run_id, w.run_ids.size()).second) continue;
       w.run_ids.push_back(t->run_id);
       w.calls.push_back(t->call_index);
     }
-    // A trap's run has a "value" source when it has the cell's figure; else its provenance is unknown.
-    const Cell* cell = FindCell(analysis, w.key);
-    for (const std::string& id : w.run_ids) {
-      std::string p = "unknown";
-      if (cell != nullptr) {
-        for (const ExcludedRun& e : cell->excluded) {
-          if (e.run_id == id && e.figure) p = ProvenanceOfSource(sources, e.figure->source_id);
-        }
-        for (const RunFigure& rf : cell->runs) {
-          if (rf.run_id == id) p = ProvenanceOfSource(sources, rf.figure.source_id);
-        }
+    // A trap's run has a "value" source when it has the cell's figure; else its provenance is
+    // unknown. A run in both lists takes its kept figure's provenance.
+    std::vector<std::string> provenance(w.run_ids.size(), "unknown");
+    if (const Cell* cell = FindCell(analysis, w.key); cell != nullptr) {
+      for (const ExcludedRun& e : cell->excluded) {
+        auto it = e.figure ? position.find(e.run_id) : position.end();
+        if (it != position.end()) provenance[it->second] = ProvenanceOfSource(sources, e.figure->source_id);
       }
-      provenance.push_back(std::move(p));
+      for (const RunFigure& rf : cell->runs) {
+        auto it = position.find(rf.run_id);
+        if (it != position.end()) provenance[it->second] = ProvenanceOfSource(sources, rf.figure.source_id);
+      }
     }
     w.count = Figure{static_cast<double>(w.run_ids.size()), "runs", sources.AddCount(w.run_ids, provenance)};
     model->watches.push_back(std::move(w));

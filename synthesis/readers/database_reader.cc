@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
-#include <set>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -18,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -535,7 +535,9 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
 
     // Views of the records' own strings, one lookup per record (most records share a few), and
     // of the verdicts' (their machines are named by their conditions when their run is not read).
-    std::set<std::string_view> fingerprints;
+    // A hash set, sorted once at the end: a tree's string compares at each of a million records
+    // were a sixth of the reader's own time.
+    absl::flat_hash_set<std::string_view> fingerprints;
     std::string_view previous;
     for (const OldestFirstKey& k : read) {
       const std::string_view fingerprint =
@@ -548,8 +550,9 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
     }
     if (!fingerprints.empty()) {
       step = "reading the conditions";
-      const std::string wanted =
-          nlohmann::json(std::vector<std::string>(fingerprints.begin(), fingerprints.end())).dump();
+      std::vector<std::string> sorted(fingerprints.begin(), fingerprints.end());
+      std::sort(sorted.begin(), sorted.end());
+      const std::string wanted = nlohmann::json(sorted).dump();
       pqxx::result rows = tx.exec_params(
           "SELECT fingerprint, conditions::text FROM conditions "
           "WHERE fingerprint IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY fingerprint",

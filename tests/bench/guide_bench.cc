@@ -10,12 +10,14 @@
 //             (RecordsCopySql: `record_pb`, the binary copy, or the JSON where it is NULL) read
 //             line by line through libpqxx, no parsing; whole = LoadGuideInput (--database-url:
 //             the same COPY + parsing + conditions) + BuildGuideFiles + writing every file.
-// Prints each time (monotonic clock), records/s, the whole's phases, the CPU seconds of the
+// Each input is timed in --rounds rounds (3) of (baseline, whole), interleaved; prints the medians:
+// each time (monotonic clock), records/s, the median whole's phases, the CPU seconds of the
 // baseline and of the whole (this process's threads, not PostgreSQL's: steadier than the wall
 // time on a loaded machine), and whole/baseline. --reuse-database URL fills that database once and
 // reads it again on later runs (for profiling).
-// Targets (issue 5): under 1 s end to end for 1,000 records; whole within 3x of the read baseline
-// at 1,000,000. Not a test: scripts/bench runs it at full size; ctest runs it once at a small size.
+// Targets: under 1 s end to end for 1,000 records (issue 5); at 1,000,000 (issue 21), the whole
+// within 3x of the read from files and 2.5x (moonshot 2x) from the database, and the files read at
+// 100,000 records/s or more. Not a test: scripts/bench runs it at full size; ctest runs it once at a small size.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -28,6 +30,7 @@
 #include <pqxx/pqxx>
 #include <random>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -71,6 +74,8 @@ struct Options {
   // An existing database to use instead of a throwaway one: filled when its runs table is empty,
   // reused as it is when it holds N runs, so a profile of the guide need not refill it each time.
   std::string reuse_database_url;
+  // Rounds of (read, whole guide), interleaved; the figures are the medians.
+  int rounds = 3;
 };
 
 struct Machine {
@@ -227,11 +232,11 @@ bool RunWhole(const cli::GuideSource& source, const std::string& out_dir, Whole*
       synthesis::BuildGuideFiles(*input, {synthesis::Lang::kFr, synthesis::Lang::kEn});
   whole->build = Seconds(t0);
   t0 = Clock::now();
-  if (!env->CreateDirs(out_dir).ok()) return false;
-  for (const auto& [name, content] : files) {
-    if (!env->WriteFileAtomically(out_dir + "/" + name, content).ok()) return false;
-    whole->bytes += content.size();
+  if (absl::Status s = cli::WriteGuideFiles(env, out_dir, files); !s.ok()) {
+    std::fprintf(stderr, "guide: %s\n", s.ToString().c_str());
+    return false;
   }
+  for (const auto& [name, content] : files) whole->bytes += content.size();
   whole->write = Seconds(t0);
   whole->cpu = CpuSeconds() - cpu0;
   whole->files = files.size();
@@ -287,8 +292,22 @@ void CompareJsonParsers(const std::vector<std::string>& folders) {
   std::fflush(stdout);
 }
 
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The round whose whole guide took the median time (its phases are printed as they were).
+const Whole& MedianWhole(const std::vector<Whole>& wholes) {
+  std::vector<const Whole*> sorted;
+  for (const Whole& w : wholes) sorted.push_back(&w);
+  std::sort(sorted.begin(), sorted.end(), [](const Whole* a, const Whole* b) { return a->total() < b->total(); });
+  return *sorted[sorted.size() / 2];
+}
+
 void Report(const char* input, const char* baseline_what, double baseline_s, double baseline_cpu, const Whole& whole,
-            int n) {
+            int n, int rounds) {
+  std::printf("%s (medians of %d interleaved rounds)\n", input, rounds);
   std::printf("%s read baseline: %8.3f s  %10.0f records/s   (%s; cpu %.3f s)\n", input, baseline_s, n / baseline_s,
               baseline_what, baseline_cpu);
   std::printf("%s whole guide:   %8.3f s  %10.0f records/s   (load %.3f s + build %.3f s + write %.3f s; "
@@ -297,7 +316,13 @@ void Report(const char* input, const char* baseline_what, double baseline_s, dou
               whole.files, whole.bytes, whole.cpu);
   std::printf("%s ratio whole/baseline: %.2f", input, whole.total() / baseline_s);
   if (n == 1000) std::printf("   (target: whole under 1 s at N=1,000: %s)", whole.total() < 1.0 ? "met" : "NOT met");
-  if (n == 1000000) std::printf("   (target: ratio <= 3 at N=1,000,000: %s)", whole.total() / baseline_s <= 3 ? "met" : "NOT met");
+  if (n == 1000000) {
+    // The issue's targets: from files <= 3x the read; from the database <= 2.5x (moonshot 2x).
+    const bool files = std::string_view(input).starts_with("files");
+    const double ratio = whole.total() / baseline_s, target = files ? 3.0 : 2.5;
+    std::printf("   (target: ratio <= %.1f at N=1,000,000%s: %s)", target, files ? "" : ", moonshot 2.0",
+                ratio <= 2.0 && !files ? "met, moonshot met" : ratio <= target ? "met" : "NOT met");
+  }
   std::printf("\n");
   std::fflush(stdout);
 }
@@ -390,21 +415,31 @@ int Run(const Options& options) {
   }
 
   bool ok = true;
+  // Each input: `rounds` rounds of (read baseline, whole guide), interleaved so that a slow spell
+  // of the machine falls on both alike; the medians are reported and compared.
+  const int rounds = options.rounds;
   if (options.files) {
     // Warm the page cache for both the baseline and the whole alike.
     (void)synthesis::ReadMeasurementFiles(Env::Default(), folders);
-    const double cpu0 = CpuSeconds();
-    auto t0 = Clock::now();
-    auto read = synthesis::ReadMeasurementFiles(Env::Default(), folders);
-    const double baseline = Seconds(t0);
-    const double baseline_cpu = CpuSeconds() - cpu0;
-    const size_t read_count = read.ok() ? read->records.size() : 0;
-    read = absl::InternalError("dropped");  // free before the whole
-    cli::GuideSource source;
-    source.files = folders;
-    Whole whole;
-    if (!RunWhole(source, work + "/guide-files", &whole)) return 1;
-    Report("files   ", "ReadMeasurementFiles of the series folders' runs.jsonl", baseline, baseline_cpu, whole, n);
+    std::vector<double> baselines, baseline_cpus;
+    std::vector<Whole> wholes;
+    size_t read_count = 0;
+    for (int round = 0; round < rounds; ++round) {
+      const double cpu0 = CpuSeconds();
+      auto t0 = Clock::now();
+      auto read = synthesis::ReadMeasurementFiles(Env::Default(), folders);
+      baselines.push_back(Seconds(t0));
+      baseline_cpus.push_back(CpuSeconds() - cpu0);
+      read_count = read.ok() ? read->records.size() : 0;
+      read = absl::InternalError("dropped");  // free before the whole
+      cli::GuideSource source;
+      source.files = folders;
+      if (!RunWhole(source, work + "/guide-files", &wholes.emplace_back())) return 1;
+    }
+    const double baseline = MedianOf(baselines);
+    const Whole& whole = MedianWhole(wholes);
+    Report("files   ", "ReadMeasurementFiles of the series folders' runs.jsonl", baseline, MedianOf(baseline_cpus),
+           whole, n, rounds);
     if (n == 1000000) {
       std::printf("files    read: %.0f records/s   (target: >= 100,000 records/s at N=1,000,000: %s)\n", n / baseline,
                   n / baseline >= 100000 ? "met" : "NOT met");
@@ -431,13 +466,21 @@ int Run(const Options& options) {
       return {wall, CpuSeconds() - cpu0, rows};
     };
     (void)copy_read();  // warm the buffer cache alike for both
-    auto [baseline, baseline_cpu, rows] = copy_read();
-    cli::GuideSource source;
-    source.database_url = db_url;
-    Whole whole;
-    if (!RunWhole(source, work + "/guide-database", &whole)) return 1;
-    Report("database", "the reader's COPY (SELECT record_pb, ... FROM runs) TO STDOUT, lines only", baseline,
-           baseline_cpu, whole, n);
+    std::vector<double> baselines, baseline_cpus;
+    std::vector<Whole> wholes;
+    size_t rows = 0;
+    for (int round = 0; round < rounds; ++round) {
+      auto [wall, cpu, read_rows] = copy_read();
+      baselines.push_back(wall);
+      baseline_cpus.push_back(cpu);
+      rows = read_rows;
+      cli::GuideSource source;
+      source.database_url = db_url;
+      if (!RunWhole(source, work + "/guide-database", &wholes.emplace_back())) return 1;
+    }
+    const Whole& whole = MedianWhole(wholes);
+    Report("database", "the reader's COPY (SELECT record_pb, ... FROM runs) TO STDOUT, lines only",
+           MedianOf(baselines), MedianOf(baseline_cpus), whole, n, rounds);
     ok = ok && rows == static_cast<size_t>(n) && whole.records == static_cast<size_t>(n);
   }
   std::string rm = "rm -rf '" + work + "'";
@@ -458,6 +501,8 @@ int main(int argc, char** argv) {
   app.add_option("--records,-n", options.records, "Records in all (N)")->check(CLI::PositiveNumber);
   app.add_flag("!--no-files", options.files, "Skip the files input");
   app.add_flag("!--no-database", options.database, "Skip the database input (no PostgreSQL needed)");
+  app.add_option("--rounds", options.rounds, "Interleaved rounds of (read, whole guide); medians are reported")
+      ->check(CLI::PositiveNumber);
   app.add_option("--reuse-database", options.reuse_database_url,
                  "URL of a database to fill once and reuse (instead of a throwaway one), for profiling");
   CLI11_PARSE(app, argc, argv);

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace benchfleet::stats {
 namespace {
 
@@ -23,6 +26,20 @@ TEST(SpreadTest, MedianOfOddAndEvenCounts) {
   EXPECT_EQ(Median({52.9, 52.9, 30.0, 28.2}), (30.0 + 52.9) / 2);
   EXPECT_EQ(Median(kTen), 41.5);  // statistics.median
   EXPECT_EQ(Median({}), std::nullopt);
+}
+
+TEST(SpreadTest, MedianBySelectionEqualsTheMiddleOfTheSortedValues) {
+  // Median selects (nth_element) rather than sorts: the same value as the sorted definition, for
+  // odd and even counts, with ties, exactly.
+  uint64_t state = 7;
+  for (size_t n = 1; n <= 40; ++n) {
+    std::vector<double> values(n);
+    for (double& v : values) v = static_cast<double>(SplitMix64(state) % 16) / 4;  // many ties
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    const double expected = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    EXPECT_EQ(Median(values), expected) << "n=" << n;
+  }
 }
 
 TEST(SpreadTest, CoefficientOfVariationIsTheSampleDeviationOverTheMean) {
