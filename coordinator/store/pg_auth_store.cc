@@ -28,7 +28,7 @@ v1::Role ParseRole(const std::string& text) {
 
 namespace {
 
-constexpr size_t kMaxIdleConnections = 4;
+constexpr size_t kMaxConnections = 4;
 
 // The row of a certificate ($1 fingerprint) of an agent ($2) that enrollment issued and nobody revoked.
 constexpr char kAcceptedCertificateSql[] =
@@ -44,7 +44,7 @@ void InsertCertificate(pqxx::work& tx, const IssuedCertificate& certificate) {
 
 class PgAuthStore final : public AuthStore {
  public:
-  explicit PgAuthStore(const std::string& database_url) : pool_(database_url, kMaxIdleConnections) {}
+  explicit PgAuthStore(const std::string& database_url) : pool_(database_url, kMaxConnections) {}
 
   absl::Status CreateEnrollmentToken(const EnrollmentTokenRow& token) override {
     return pool_.Run("storing an enrollment token", [&](pqxx::connection& c) {

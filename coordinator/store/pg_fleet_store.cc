@@ -169,7 +169,7 @@ ClaimedTask ClaimedTaskOf(const pqxx::row& row) {
 class PgFleetStore : public FleetStore {
  public:
   explicit PgFleetStore(PgFleetStoreOptions options)
-      : pool_(options.database_url, options.max_idle_connections) {}
+      : pool_(options.database_url, options.max_connections) {}
 
   absl::StatusOr<std::vector<v1::Machine>> ListMachines() override {
     std::vector<v1::Machine> machines;

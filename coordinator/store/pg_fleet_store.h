@@ -14,7 +14,8 @@ namespace benchfleet::coordinator {
 
 struct PgFleetStoreOptions {
   std::string database_url;  // a libpq URL or keyword string; never printed
-  size_t max_idle_connections = 4;
+  // Connections open at once (PgConnectionPool: a call beyond them waits for one).
+  size_t max_connections = 4;
 };
 
 // Returns a store on the database; connects on first use.

@@ -17,7 +17,7 @@ namespace {
 class PgRunStore : public RunStore {
  public:
   explicit PgRunStore(PgRunStoreOptions options)
-      : pool_(options.database_url, options.max_idle_connections),
+      : pool_(options.database_url, options.max_connections),
         writer_(options.database_url) {}
 
   absl::Status PrepareRun(const v1::RunRecord& record, PreparedRuns* out) const override {

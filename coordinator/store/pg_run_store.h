@@ -15,8 +15,9 @@ namespace benchfleet::coordinator {
 struct PgRunStoreOptions {
   std::string database_url;  // a libpq URL or keyword string
 
-  // Connections kept open for reads and machine upserts between calls.
-  size_t max_idle_connections = 4;
+  // Connections open at once for reads and machine upserts (PgConnectionPool: a call beyond
+  // them waits for one); the group committer's COPY connection is its own.
+  size_t max_connections = 4;
 };
 
 // Returns a store on the database; connects on first use.

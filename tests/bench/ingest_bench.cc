@@ -6,7 +6,8 @@
 //   agents    the same through K real agents: Outbox (fsync'd appends) + Uplink;
 //   copy      the same rows COPY'd through one libpqxx stream (the baseline).
 // Prints each rate in records/s, the gateway/copy and agents/copy ratios, and the p50/p99 time
-// from sending a batch to its Ack. Target (issue 2): gateway/copy >= 0.75 with K=8, N=100,000.
+// from sending a batch to its Ack. Targets (issue 21, after issue 2's 0.75): gateway/copy >= 0.85
+// (moonshot 0.9) and agents/copy >= 0.75, with K=8, N=100,000.
 // Not a test: scripts/bench runs it at full size; ctest runs it once at a small size.
 #include <grpcpp/grpcpp.h>
 
@@ -325,16 +326,24 @@ int Run(const Options& options) {
               options.rounds, static_cast<long long>(gateway_rows));
   std::printf("copy:    %8.0f records/s  (median of %d rounds; %lld rows; one libpqxx COPY stream, baseline)\n",
               copy_rate, options.rounds, static_cast<long long>(copy_rows));
-  std::printf("ratio gateway/copy: %.2f median, %.2f..%.2f over the rounds   (target >= 0.75 at K=8, N=100000)\n",
-              Percentile(ratios, 0.5), *std::min_element(ratios.begin(), ratios.end()),
-              *std::max_element(ratios.begin(), ratios.end()));
+  const double gateway_ratio = Percentile(ratios, 0.5);
+  std::printf("ratio gateway/copy: %.2f median, %.2f..%.2f over the rounds   (target >= 0.85, moonshot 0.9, at K=8, "
+              "N=100000: %s)\n",
+              gateway_ratio, *std::min_element(ratios.begin(), ratios.end()),
+              *std::max_element(ratios.begin(), ratios.end()),
+              gateway_ratio >= 0.9 ? "met, moonshot met" : gateway_ratio >= 0.85 ? "met" : "NOT met");
+  // Issue 21 also asks for twice today's absolute rate from a leaner row (one copy of the record,
+  // only the indexes a query uses), before and after in one run: that row is not built yet.
+  std::printf("absolute rate: twice that of today's row: NOT judged (the lean row is not built; "
+              "this is today's row)\n");
   std::printf("send -> ack per batch: p50 %.1f ms, p99 %.1f ms (%zu batches)\n",
               Percentile(all_ack_ms, 0.5), Percentile(all_ack_ms, 0.99), all_ack_ms.size());
   if (options.agents) {
     const double agents_rate = options.records / agents_s;
     std::printf("agents:  %8.0f records/s  (%.2f s, %lld rows; fsync'd outbox + uplink)\n",
                 agents_rate, agents_s, static_cast<long long>(agents_rows));
-    std::printf("ratio agents/copy: %.2f\n", agents_rate / copy_rate);
+    std::printf("ratio agents/copy: %.2f   (target >= 0.75: %s)\n", agents_rate / copy_rate,
+                agents_rate / copy_rate >= 0.75 ? "met" : "NOT met");
   }
   const bool exact = gateway_rows == options.records && copy_rows == options.records &&
                      (!options.agents || agents_rows == options.records);
