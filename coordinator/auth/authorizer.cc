@@ -67,7 +67,7 @@ std::string AgentCommonName(std::string_view agent_id) { return kAgentCnPrefix +
 Authorizer::Authorizer(AuthStore* store, Clock* clock, bool enforce)
     : store_(store), clock_(clock), enforce_(enforce) {}
 
-grpc::Status Authorizer::Authorize(const grpc::ServerContext* context, std::string_view method,
+grpc::Status Authorizer::Authorize(const grpc::ServerContextBase* context, std::string_view method,
                                    Caller* caller) const {
   *caller = Caller{};
   const auto& table = MethodAccessTable();
@@ -92,7 +92,7 @@ grpc::Status Authorizer::Authorize(const grpc::ServerContext* context, std::stri
   return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "refused");
 }
 
-grpc::Status Authorizer::AuthorizeAgent(const grpc::ServerContext* context, Caller* caller) const {
+grpc::Status Authorizer::AuthorizeAgent(const grpc::ServerContextBase* context, Caller* caller) const {
   const std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
   const std::vector<grpc::string_ref> pems =
       auth == nullptr ? std::vector<grpc::string_ref>{} : auth->FindPropertyValues("x509_pem_cert");
@@ -118,7 +118,7 @@ grpc::Status Authorizer::AuthorizeAgent(const grpc::ServerContext* context, Call
   return grpc::Status::OK;
 }
 
-grpc::Status Authorizer::AuthorizeToken(const grpc::ServerContext* context, Access access,
+grpc::Status Authorizer::AuthorizeToken(const grpc::ServerContextBase* context, Access access,
                                         Caller* caller) const {
   const auto& metadata = context->client_metadata();
   const auto header = metadata.find(kAuthorizationHeader);

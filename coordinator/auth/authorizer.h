@@ -62,7 +62,7 @@ class Authorizer {
   // OK when the caller may call `method`; fills *caller. UNAUTHENTICATED (no or unknown
   // credentials, revoked), PERMISSION_DENIED (a viewer on an operator method, an unknown method),
   // UNAVAILABLE (the database could not be asked).
-  grpc::Status Authorize(const grpc::ServerContext* context, std::string_view method, Caller* caller) const;
+  grpc::Status Authorize(const grpc::ServerContextBase* context, std::string_view method, Caller* caller) const;
 
   // Writes one audit row for a change `caller` made; a failure is logged, never returned (the
   // change is already done).
@@ -70,8 +70,8 @@ class Authorizer {
              const std::string& detail_json = "{}") const;
 
  private:
-  grpc::Status AuthorizeAgent(const grpc::ServerContext* context, Caller* caller) const;
-  grpc::Status AuthorizeToken(const grpc::ServerContext* context, Access access, Caller* caller) const;
+  grpc::Status AuthorizeAgent(const grpc::ServerContextBase* context, Caller* caller) const;
+  grpc::Status AuthorizeToken(const grpc::ServerContextBase* context, Access access, Caller* caller) const;
 
   AuthStore* const store_;
   Clock* const clock_;

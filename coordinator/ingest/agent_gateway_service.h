@@ -1,10 +1,13 @@
-// AgentGatewayService: the gRPC AgentGateway. Each Connect stream runs its read loop on its gRPC
-// thread: Hello first (revision check, machine upsert, Welcome), then record batches (prepared
-// on this thread, stored by the GroupCommitter, acknowledged after COMMIT by the stream's own
-// StreamWriter, so agents may pipeline batches), heartbeats and task updates. Fleet tasks go
-// down the same writer: each accepted stream registers a StreamTaskSink with the Scheduler, and
-// the records of each committed group go to Scheduler::RunsStored off the committer's thread.
-// Owned by CoordinatorServer; thread-safe.
+// AgentGatewayService: the gRPC AgentGateway, on gRPC's callback API: a Connect stream holds no
+// thread while it waits. Each stream's messages are handled in order, one at a time, on a small
+// pool of threads shared by all streams (StreamWork): Hello first (revision check, machine upsert,
+// Welcome), then record batches (prepared there, stored by the GroupCommitter, acknowledged after
+// COMMIT, so agents may pipeline batches), heartbeats and task updates. What goes down a stream
+// (Welcome, Acks, fleet tasks) is queued and written one message at a time by the stream itself,
+// never waited for: each accepted stream registers a StreamTaskSink with the Scheduler, and the
+// records of each committed group go to Scheduler::RunsStored off the committer's thread. So the
+// coordinator's threads do not grow with the agents connected (issue 21: two threads per agent
+// before). Owned by CoordinatorServer; thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_INGEST_AGENT_GATEWAY_SERVICE_H_
 #define BENCHFLEET_COORDINATOR_INGEST_AGENT_GATEWAY_SERVICE_H_
 
@@ -16,6 +19,7 @@
 
 #include "absl/time/time.h"
 #include "benchfleet/v1/gateway.grpc.pb.h"
+#include "grpcpp/support/server_callback.h"
 #include "common/clock.h"
 #include "coordinator/ingest/connected_agents.h"
 #include "coordinator/ingest/group_committer.h"
@@ -27,7 +31,9 @@
 
 namespace benchfleet::coordinator {
 
-class AgentGatewayService final : public v1::AgentGateway::Service {
+class StreamWork;
+
+class AgentGatewayService final : public v1::AgentGateway::CallbackService {
  public:
   // The pointers must outlive the service. `scheduler` may be null: no fleet tasks then (task
   // updates are ignored). `authorizer` checks each stream: with enforcement on, the stream is the
@@ -40,9 +46,8 @@ class AgentGatewayService final : public v1::AgentGateway::Service {
   // The stream of one agent. Reports itself to the metrics (RpcHandled) when it ends: the
   // metrics interceptor skips this method, since an intercepted stream pays an extra completion
   // queue round trip on every message (see metrics/rpc_metrics_interceptor.h).
-  grpc::Status Connect(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* stream) override;
+  grpc::ServerBidiReactor<v1::AgentMessage, v1::CoordinatorMessage>* Connect(
+      grpc::CallbackServerContext* context) override;
 
   // "/benchfleet.v1.AgentGateway/Connect".
   static std::string ConnectMethodName();
@@ -59,17 +64,24 @@ class AgentGatewayService final : public v1::AgentGateway::Service {
 
  private:
   struct Stream;
+  class Reactor;
 
   // Records the machine of a Hello; when the database cannot take it now, the committer will.
   void RecordMachine(const v1::Hello& hello);
   // Prepares one batch and hands it to the committer (or acks it at once when nothing is left
   // to store). Not OK only when the committer is stopping.
   absl::Status HandleBatch(const std::shared_ptr<Stream>& stream, const v1::RecordBatch& batch);
-  // Waits until every batch of the stream was acknowledged, the agent went away, or shutdown.
-  void WaitForAcks(Stream& stream);
-  // Connect's work; Connect itself counts the call.
-  grpc::Status ServeStream(grpc::ServerContext* context,
-                           grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>* rw);
+  // The stream's steps, each run in the stream's order on the StreamWork pool: the first
+  // (authorization, then the first read), each message read (ok: false at the end of the
+  // client's messages or of the call), and the end (ends the stream once, then Finish once its
+  // queued messages are written).
+  void Begin(const std::shared_ptr<Stream>& stream);
+  void OnRead(const std::shared_ptr<Stream>& stream, bool ok);
+  // Handles the Hello read first: false when the stream ended on it.
+  bool HandleFirstHello(const std::shared_ptr<Stream>& stream);
+  void End(const std::shared_ptr<Stream>& stream, grpc::Status status);
+  // After the agent half-closed: ends the stream once every batch it sent was acknowledged.
+  void EndWhenAcked(const std::shared_ptr<Stream>& stream);
 
   RunStore* const store_;
   GroupCommitter* const committer_;
@@ -81,6 +93,9 @@ class AgentGatewayService final : public v1::AgentGateway::Service {
   // Hands each committed group's stored records to the metrics (RunStored) and, for those of
   // fleet tasks, to the scheduler, off the committer's thread.
   std::unique_ptr<StoredRunsRelay> stored_runs_;
+
+  // The threads that run every stream's steps: a handful, whatever the number of streams.
+  std::unique_ptr<StreamWork> work_;
 
   std::atomic<bool> shutting_down_{false};
   std::mutex mu_;

@@ -1,7 +1,6 @@
 // StreamTaskSink: the scheduler's way down one agent's Connect stream. It wraps the stream's
-// StreamWriter (through a send function), so assignments and cancels are queued behind the
-// Welcome and the Acks and written by the stream's own writer thread: the scheduler never waits
-// on a slow agent. Created by AgentGatewayService after an accepted Hello; thread-safe.
+// send function, so assignments and cancels are queued behind the Welcome and the Acks and
+// written by the stream itself: the scheduler never waits on a slow agent. Created by AgentGatewayService after an accepted Hello; thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_INGEST_TASK_SINK_H_
 #define BENCHFLEET_COORDINATOR_INGEST_TASK_SINK_H_
 

@@ -1,6 +1,8 @@
-// GroupCommitter and StreamWriter against a FakeRunStore and a SimulatedClock: results only after
+// GroupCommitter (and StreamWork) against a FakeRunStore and a SimulatedClock: results only after
 // a successful store, retries with backoff while the store is down, cancelled work dropped,
 // machine updates applied later, and what each of those tells the metrics. Nothing sleeps for real.
+#include <atomic>
+#include <condition_variable>
 #include <future>
 #include <limits>
 #include <map>
@@ -11,7 +13,7 @@
 
 #include "common/clock.h"
 #include "coordinator/ingest/group_committer.h"
-#include "coordinator/ingest/stream_writer.h"
+#include "coordinator/ingest/stream_work.h"
 #include "coordinator/store/run_rows.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -177,45 +179,37 @@ TEST_F(GroupCommitterTest, AppliesMachineUpdatesOnceTheStoreTakesThem) {
   EXPECT_EQ(metrics_.errors(), (std::map<std::string, int>{{"upsert_machine", 1}}));
 }
 
-TEST(StreamWriterTest, WritesInOrderAndStopsAfterABrokenWrite) {
-  std::vector<uint64_t> written;
-  std::mutex mu;
-  StreamWriter writer([&](const v1::CoordinatorMessage& m) {
-    std::lock_guard<std::mutex> lock(mu);
-    written.push_back(m.ack().batch_id());
-    return m.ack().batch_id() < 3;  // the third write finds the stream broken
-  });
-  for (uint64_t id = 1; id <= 3; ++id) {
-    v1::CoordinatorMessage m;
-    m.mutable_ack()->set_batch_id(id);
-    EXPECT_TRUE(writer.Send(m));
+TEST(StreamWorkTest, OneThreadRunsTheStepsInOrderAndTheDestructorRunsWhatIsQueued) {
+  std::vector<int> ran;  // touched by the one thread only, read after the join
+  {
+    StreamWork work(1);
+    for (int i = 1; i <= 100; ++i) work.Submit([&ran, i] { ran.push_back(i); });
   }
-  EXPECT_TRUE(writer.WaitUntilWritten(absl::Seconds(30)));
-  v1::CoordinatorMessage m;
-  m.mutable_ack()->set_batch_id(4);
-  EXPECT_FALSE(writer.Send(m));
-  writer.Close();
-  EXPECT_THAT(written, ElementsAre(1u, 2u, 3u));
+  ASSERT_EQ(ran.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(ran[i], i + 1);
 }
 
-TEST(StreamWriterTest, CloseWritesWhatIsQueued) {
-  std::vector<uint64_t> written;
+TEST(StreamWorkTest, ABlockedStepHoldsOneThreadOnly) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> others{0};
   {
-    StreamWriter writer([&](const v1::CoordinatorMessage& m) {
-      written.push_back(m.ack().batch_id());
-      return true;
+    StreamWork work(2);
+    work.Submit([&] {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return release; });
     });
-    for (uint64_t id = 1; id <= 50; ++id) {
-      v1::CoordinatorMessage m;
-      m.mutable_ack()->set_batch_id(id);
-      writer.Send(m);
+    for (int i = 0; i < 10; ++i) work.Submit([&] { ++others; });
+    // The other thread runs the ten steps while the first one is blocked.
+    while (others.load() < 10) std::this_thread::yield();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      release = true;
     }
-    writer.Close();
-    v1::CoordinatorMessage m;
-    EXPECT_FALSE(writer.Send(m));
+    cv.notify_all();
   }
-  EXPECT_EQ(written.size(), 50u);
-  EXPECT_EQ(written.back(), 50u);
+  EXPECT_EQ(others.load(), 10);
 }
 
 }  // namespace
