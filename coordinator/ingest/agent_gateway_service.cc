@@ -99,9 +99,7 @@ class AgentGatewayService::Reactor final
   void OnCancel() override {
     std::shared_ptr<Stream> stream = stream_;
     AgentGatewayService* service = service_;
-    stream->Post(service->work_.get(), [service, stream] {
-      service->End(stream, grpc::Status(grpc::StatusCode::CANCELLED, "the stream was cancelled"));
-    });
+    stream->Post(service->work_.get(), [service, stream] { service->OnCancelled(stream); });
   }
   void OnDone() override { delete this; }
 
@@ -428,6 +426,15 @@ void AgentGatewayService::OnRead(const std::shared_ptr<Stream>& stream, bool ok)
       break;
   }
   stream->reactor->StartRead(&stream->read);
+}
+
+void AgentGatewayService::OnCancelled(const std::shared_ptr<Stream>& stream) {
+  // As when the agent's messages end (OnRead), but without waiting for Acks that cannot be
+  // written: the same status whichever of the two completions comes first.
+  if (!stream->hello_seen) {
+    return End(stream, grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "the stream ended before Hello"));
+  }
+  End(stream, grpc::Status::OK);
 }
 
 void AgentGatewayService::EndWhenAcked(const std::shared_ptr<Stream>& stream) {

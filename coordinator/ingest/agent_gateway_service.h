@@ -82,6 +82,8 @@ class AgentGatewayService final : public v1::AgentGateway::CallbackService {
   void End(const std::shared_ptr<Stream>& stream, grpc::Status status);
   // After the agent half-closed: ends the stream once every batch it sent was acknowledged.
   void EndWhenAcked(const std::shared_ptr<Stream>& stream);
+  // The call was cancelled (the agent went away, a revocation, shutdown): ends the stream now.
+  void OnCancelled(const std::shared_ptr<Stream>& stream);
 
   RunStore* const store_;
   GroupCommitter* const committer_;
