@@ -188,6 +188,8 @@ void AgentGatewayService::Stream::Pump(std::unique_lock<std::mutex>& lock) {
 
 namespace {
 
+// The streams' steps block on the database and the committer's queue at times: a few threads
+// keep one slow step from holding up the others, whatever the number of streams.
 constexpr int kStreamWorkThreads = 8;
 
 const grpc::Status& ShuttingDownStatus() {
@@ -225,8 +227,6 @@ AgentGatewayService::AgentGatewayService(RunStore* store, GroupCommitter* commit
   });
 }
 
-// The streams' steps block on the database and the committer's queue at times: a few threads
-// keep one slow step from holding up the others, whatever the number of streams.
 AgentGatewayService::~AgentGatewayService() = default;
 
 void AgentGatewayService::RecordMachine(const v1::Hello& hello) {

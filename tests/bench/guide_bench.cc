@@ -243,6 +243,11 @@ bool RunWhole(const cli::GuideSource& source, const std::string& out_dir, Whole*
   return true;
 }
 
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 // The JSON of records: protobuf's JsonStringToMessage (what every reader used before issue 21)
 // against JsonToMessage (its simdjson fast path, common/proto_json_fast.h) on the same lines of
 // the series folders' runs.jsonl (at most 200,000), in 5 interleaved rounds; medians.
@@ -281,20 +286,11 @@ void CompareJsonParsers(const std::vector<std::string>& folders) {
       protobuf_rates.push_back(rate(false));
     }
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  const double p = median(protobuf_rates), f = median(fast_rates);
+  const double p = MedianOf(protobuf_rates), f = MedianOf(fast_rates);
   std::printf("files    JSON parse of %zu records: JsonToMessage %10.0f records/s, protobuf's JsonStringToMessage "
               "%10.0f records/s: %.2fx (medians of 5 interleaved rounds)\n",
               lines.size(), f, p, p > 0 ? f / p : 0.0);
   std::fflush(stdout);
-}
-
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // The round whose whole guide took the median time (its phases are printed as they were).
