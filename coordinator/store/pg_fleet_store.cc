@@ -790,7 +790,7 @@ class PgFleetStore : public FleetStore {
               absl::StrCat("SELECT r.run_id::text, ", PairsSql("r.metrics"),
                            ", r.wall_seconds, r.conditions_fingerprint, ", Micros("r.start_time"),
                            " FROM runs r WHERE r.task = $1 AND r.agent_id = $2 AND r.mode = $3 AND r.phase = $4 "
-                           "AND COALESCE(r.record -> 'matrix', '{}'::jsonb) = $5::jsonb AND ",
+                           "AND COALESCE(r.matrix, '{}'::jsonb) = $5::jsonb AND ",
                            where_sql,
                            " AND r.status = 'ok' AND NOT (r.flags && ", ExcludingFlagsArray(), ") "
                            "AND NOT EXISTS (SELECT 1 FROM run_annotations a WHERE a.run_id = r.run_id AND a.code IN ",

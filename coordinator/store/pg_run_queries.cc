@@ -1,5 +1,6 @@
 #include "coordinator/store/pg_run_queries.h"
 
+#include <pqxx/binarystring>
 #include <pqxx/connection>
 #include <pqxx/result>
 #include <pqxx/nontransaction>
@@ -138,7 +139,7 @@ absl::Status SelectRuns(pqxx::connection& conn, const RunQuery& query, RunPage* 
   }
   const int limit = query.page_size > 0 ? query.page_size : 1000;
   const std::string sql = absl::StrCat(
-      "SELECT record::text, (extract(epoch FROM start_time) * 1000000)::bigint, run_id::text "
+      "SELECT record_pb, record::text, (extract(epoch FROM start_time) * 1000000)::bigint, run_id::text "
       "FROM runs",
       where.Sql(), " ORDER BY start_time DESC NULLS LAST, run_id DESC LIMIT ", limit + 1);
 
@@ -149,16 +150,25 @@ absl::Status SelectRuns(pqxx::connection& conn, const RunQuery& query, RunPage* 
       // There is more: the token names the last run returned.
       const auto& last = rows[limit - 1];
       PagePosition position;
-      if (!last[1].is_null()) position.start_micros = last[1].as<int64_t>();
-      position.run_id = last[2].c_str();
+      if (!last[2].is_null()) position.start_micros = last[2].as<int64_t>();
+      position.run_id = last[3].c_str();
       page->next_page_token = EncodePageToken(position);
       break;
     }
+    // The record in binary (0007_lean_row.sql), or in JSON in the rows that have no binary copy.
     v1::RunRecord record;
-    absl::Status parsed = JsonToMessage(row[0].c_str(), &record, /*ignore_unknown_fields=*/true);
+    absl::Status parsed;
+    if (!row[0].is_null()) {
+      const pqxx::binarystring bytes(row[0]);
+      if (!record.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        parsed = absl::DataLossError("record_pb is not a RunRecord");
+      }
+    } else {
+      parsed = JsonToMessage(row[1].c_str(), &record, /*ignore_unknown_fields=*/true);
+    }
     if (!parsed.ok()) {
       return absl::DataLossError(
-          absl::StrCat("run ", row[2].c_str(), " has an unreadable record: ", parsed.message()));
+          absl::StrCat("run ", row[3].c_str(), " has an unreadable record: ", parsed.message()));
     }
     page->runs.push_back(std::move(record));
   }

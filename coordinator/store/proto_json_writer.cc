@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -120,16 +121,35 @@ void AppendFloating(T value, std::string* out) {
   out->append(buf, written.ptr);
 }
 
-absl::Status AppendTimestamp(const Message& m, std::string* out) {
+// The seconds (field 1) and nanos (field 2) of a Timestamp or a Duration.
+std::pair<int64_t, int32_t> SecondsAndNanos(const Message& m) {
   const Descriptor* d = m.GetDescriptor();
   const Reflection* r = m.GetReflection();
-  const int64_t seconds = r->GetInt64(m, d->FindFieldByNumber(1));
-  const int32_t nanos = r->GetInt32(m, d->FindFieldByNumber(2));
+  return {r->GetInt64(m, d->FindFieldByNumber(1)), r->GetInt32(m, d->FindFieldByNumber(2))};
+}
+
+absl::Status CheckTimestamp(int64_t seconds, int32_t nanos) {
   if (seconds < kMinTimestampSeconds || seconds > kMaxTimestampSeconds || nanos < 0 ||
       nanos > 999999999) {
     return absl::InvalidArgumentError(absl::StrCat("cannot write a Timestamp of ", seconds,
                                                    " s and ", nanos, " ns as JSON: out of range"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDuration(int64_t seconds, int32_t nanos) {
+  if (seconds < -kMaxDurationSeconds || seconds > kMaxDurationSeconds || nanos < -999999999 ||
+      nanos > 999999999 || (seconds < 0 && nanos > 0) || (seconds > 0 && nanos < 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot write a Duration of ", seconds,
+                                                   " s and ", nanos, " ns as JSON: out of range"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AppendTimestamp(const Message& m, std::string* out) {
+  const auto [seconds, nanos] = SecondsAndNanos(m);
+  absl::Status in_range = CheckTimestamp(seconds, nanos);
+  if (!in_range.ok()) return in_range;
   out->push_back('"');
   AppendCivilSecond(ToCivilSecond(seconds), 'T', out);
   AppendJsonFraction(nanos, out);
@@ -138,15 +158,9 @@ absl::Status AppendTimestamp(const Message& m, std::string* out) {
 }
 
 absl::Status AppendDuration(const Message& m, std::string* out) {
-  const Descriptor* d = m.GetDescriptor();
-  const Reflection* r = m.GetReflection();
-  const int64_t seconds = r->GetInt64(m, d->FindFieldByNumber(1));
-  const int32_t nanos = r->GetInt32(m, d->FindFieldByNumber(2));
-  if (seconds < -kMaxDurationSeconds || seconds > kMaxDurationSeconds || nanos < -999999999 ||
-      nanos > 999999999 || (seconds < 0 && nanos > 0) || (seconds > 0 && nanos < 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot write a Duration of ", seconds,
-                                                   " s and ", nanos, " ns as JSON: out of range"));
-  }
+  const auto [seconds, nanos] = SecondsAndNanos(m);
+  absl::Status in_range = CheckDuration(seconds, nanos);
+  if (!in_range.ok()) return in_range;
   out->push_back('"');
   if (seconds < 0 || nanos < 0) out->push_back('-');
   absl::StrAppend(out, seconds < 0 ? -seconds : seconds);
@@ -315,6 +329,35 @@ absl::Status AppendMessage(const Message& m, std::string* out) {
 
 absl::Status AppendProtoJson(const Message& message, std::string* out) {
   return AppendMessage(message, out);
+}
+
+absl::Status CheckJsonForm(const Message& message) {
+  const Descriptor* d = message.GetDescriptor();
+  if (d->well_known_type() == Descriptor::WELLKNOWNTYPE_TIMESTAMP) {
+    const auto [seconds, nanos] = SecondsAndNanos(message);
+    return CheckTimestamp(seconds, nanos);
+  }
+  if (d->well_known_type() == Descriptor::WELLKNOWNTYPE_DURATION) {
+    const auto [seconds, nanos] = SecondsAndNanos(message);
+    return CheckDuration(seconds, nanos);
+  }
+  const Reflection* r = message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(message, &fields);
+  for (const FieldDescriptor* f : fields) {
+    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    if (f->is_repeated()) {  // maps too: their entries are messages, the value a field of each
+      const int n = r->FieldSize(message, f);
+      for (int i = 0; i < n; ++i) {
+        absl::Status s = CheckJsonForm(r->GetRepeatedMessage(message, f, i));
+        if (!s.ok()) return s;
+      }
+    } else {
+      absl::Status s = CheckJsonForm(r->GetMessage(message, f));
+      if (!s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace benchfleet::coordinator

@@ -60,6 +60,47 @@ void AppendMetricsObject(const v1::RunRecord& record, std::string* out) {
   AppendCopyField(json, out);
 }
 
+// Appends `json` (the small JSON column of a record part) as a COPY field, or NULL when the part
+// is empty. A NUL escape becomes U+FFFD, as jsonb refuses \u0000 (the record itself, in
+// record_pb, keeps the NUL).
+void AppendJsonColumn(std::string* json, bool empty, std::string* out) {
+  if (empty) {
+    AppendCopyNull(out);
+    return;
+  }
+  ReplaceJsonNulEscapes(json);
+  AppendCopyJson(*json, out);
+}
+
+// Appends the JSON array of the elements of `list` that `keep` selects (the proto3 JSON form of
+// each), or NULL when none is kept. Only fails as CheckJsonForm would, which AppendRunRow ran.
+template <typename List, typename Keep>
+void AppendJsonList(const List& list, Keep keep, std::string* out) {
+  thread_local std::string json;
+  json.assign("[");
+  for (const auto& element : list) {
+    if (!keep(element)) continue;
+    if (json.size() > 1) json.push_back(',');
+    (void)AppendProtoJson(element, &json);
+  }
+  json.push_back(']');
+  AppendJsonColumn(&json, json.size() == 2, out);
+}
+
+// Appends the matrix point as a JSON object of strings, or NULL when the record has none.
+void AppendMatrixObject(const v1::RunRecord& record, std::string* out) {
+  thread_local std::string json;
+  json.assign("{");
+  for (const auto& [key, value] : record.matrix()) {
+    if (json.size() > 1) json.push_back(',');
+    AppendJsonString(key, &json);
+    json.push_back(':');
+    AppendJsonString(value, &json);
+  }
+  json.push_back('}');
+  AppendJsonColumn(&json, record.matrix().empty(), out);
+}
+
 // Appends the headline_label, headline_unit, headline_value and headline_better fields: the
 // record's main figure as its backend declared it (all four NULL when it has none).
 void AppendMainFigure(const v1::RunRecord& record, std::string* out) {
@@ -123,7 +164,7 @@ std::string ContentSha256(std::string_view bytes) {
 }
 
 // Appends a serialized record as a bytea field in COPY text: the hex form "\\x..." (its
-// backslash doubled, as COPY text escapes one). Readers parse it far faster than `record`.
+// backslash doubled, as COPY text escapes one).
 void AppendBytea(std::string_view bytes, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   const size_t start = out->size();
@@ -144,8 +185,8 @@ void AppendBytea(std::string_view bytes, std::string* out) {
 const char kRunRowColumns[] =
     "run_id, series_id, task_id, agent_id, conditions_fingerprint, backend, task, mode, phase, "
     "call_index, repetition, start_time, end_time, wall_seconds, status, simulated, provenance, "
-    "agent_version, flags, metrics, record, record_pb, headline_label, headline_unit, headline_value, "
-    "headline_better, content_sha256";
+    "agent_version, flags, metrics, record_pb, memory, flag_details, headline_figures, matrix, "
+    "headline_label, headline_unit, headline_value, headline_better, content_sha256";
 
 std::string RunContentSha256(const v1::RunRecord& record) {
   std::string bytes;
@@ -160,17 +201,11 @@ std::string CanonicalRunId(const std::string& run_id) {
 }
 
 absl::Status AppendRunRow(const v1::RunRecord& record, PreparedRuns* out) {
-  // The JSON form first: it is the one step that can fail, and then nothing is appended.
-  // The proto3 JSON mapping of common/proto_json.h, by the store's fast writer (see its header).
-  thread_local std::string json;
-  json.clear();
-  absl::Status written = AppendProtoJson(record, &json);
-  if (!written.ok()) return written;
-  // A NUL in a string reads back from `record` as U+FFFD (jsonb refuses \u0000); such a record
-  // gets no binary copy, so that every reader sees the same text (may also catch an escaped
-  // backslash before "u0000": that record is then merely read from its JSON).
-  const bool has_nul = json.find("\\u0000") != std::string::npos;
-  ReplaceJsonNulEscapes(&json);
+  // The row keeps the record in binary (record_pb, 0007_lean_row.sql), but readers derive its JSON
+  // form when asked: a record that has none (a timestamp or duration out of range) is refused
+  // here, the one step that can fail, before anything is appended.
+  absl::Status has_json_form = CheckJsonForm(record);
+  if (!has_json_form.ok()) return has_json_form;
 
   std::string& line = out->rows;
   const size_t offset = line.size();
@@ -221,15 +256,17 @@ absl::Status AppendRunRow(const v1::RunRecord& record, PreparedRuns* out) {
   Tab(&line);
   AppendMetricsObject(record, &line);
   Tab(&line);
-  AppendCopyJson(json, &line);
-  Tab(&line);
   thread_local std::string bytes;
   SerializeDeterministic(record, &bytes);
-  if (has_nul) {
-    AppendCopyNull(&line);
-  } else {
-    AppendBytea(bytes, &line);
-  }
+  AppendBytea(bytes, &line);
+  Tab(&line);
+  AppendJsonList(record.memory(), [](const v1::MemoryFigure&) { return true; }, &line);
+  Tab(&line);
+  AppendJsonList(record.flags(), [](const v1::Flag&) { return true; }, &line);
+  Tab(&line);
+  AppendJsonList(record.metrics(), [](const v1::Metric& m) { return m.headline() > 0; }, &line);
+  Tab(&line);
+  AppendMatrixObject(record, &line);
   Tab(&line);
   AppendMainFigure(record, &line);
   Tab(&line);

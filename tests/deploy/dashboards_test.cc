@@ -49,6 +49,8 @@ std::string TargetType(const nlohmann::json& panel, const nlohmann::json& target
 // the kinds explicitly wherever they select memory figures (else they could mix both).
 absl::Status CheckMemoryOnOneAxis(const nlohmann::json& panel) {
   static const std::regex kSqlKind("MEMORY_KIND_([A-Z_]+)");
+  // The runs' `memory` column (0007_lean_row.sql), or `memory` of a whole record.
+  static const std::regex kSqlMemory(R"(\bmemory\b)");
   std::set<std::string> kinds;
   for (const auto& target : panel.value("targets", nlohmann::json::array())) {
     const std::string type = TargetType(panel, target);
@@ -71,7 +73,7 @@ absl::Status CheckMemoryOnOneAxis(const nlohmann::json& panel) {
       for (auto it = std::sregex_iterator(sql.begin(), sql.end(), kSqlKind); it != std::sregex_iterator(); ++it) {
         kinds.insert(absl::AsciiStrToLower((*it)[1].str()));
       }
-      if (sql.find("'memory'") != std::string::npos && kinds.size() == before) {
+      if (std::regex_search(sql, kSqlMemory) && kinds.size() == before) {
         return absl::FailedPreconditionError("reads the records' memory without naming its kinds");
       }
     }
@@ -315,12 +317,12 @@ TEST(MemoryAxisCheckTest, CatchesAPanelThatMixesOrDoesNotNameKinds) {
   EXPECT_EQ(CheckMemoryOnOneAxis(excluded).message(),
             "excludes kinds instead of naming them: benchfleet_run_last_memory_peak_bytes{kind!=\"device_used\"}");
   nlohmann::json sql_mixed = {{"datasource", pg},
-                              {"targets", {{{"rawSql", "SELECT 1 FROM runs, jsonb_array_elements(record -> 'memory') m "
+                              {"targets", {{{"rawSql", "SELECT 1 FROM runs r, jsonb_array_elements(r.memory) m "
                                                         "WHERE m ->> 'kind' IN ('MEMORY_KIND_DEVICE_USED', 'MEMORY_KIND_PROCESS_FOOTPRINT')"}}}}};
   EXPECT_EQ(CheckMemoryOnOneAxis(sql_mixed).message(),
             "puts host memory (process_footprint) and device memory (device_used) on one axis");
   nlohmann::json sql_unnamed = {{"datasource", pg},
-                                {"targets", {{{"rawSql", "SELECT 1 FROM runs, jsonb_array_elements(record -> 'memory') m"}}}}};
+                                {"targets", {{{"rawSql", "SELECT 1 FROM runs r, jsonb_array_elements(r.memory) m"}}}}};
   EXPECT_EQ(CheckMemoryOnOneAxis(sql_unnamed).message(), "reads the records' memory without naming its kinds");
   nlohmann::json device_only = {{"datasource", prom},
                                 {"targets", {{{"expr", "benchfleet_run_last_memory_peak_bytes{kind=~\"device_used|device_buffer\"}"}}}}};

@@ -123,6 +123,7 @@ TEST_F(ComfyUiSeriesTest, ThreeSeedsValidationColdAndWarmThroughTheCoordinator) 
   auto run = Run("full", WriteSpec("full", "[404, 505, 606]", 3, 3), coordinator.address());
   ASSERT_EQ(WaitFor(*run, kSeriesTimeout), 0) << ReadAll(work_ + "/run-full.log");
 
+  ASSERT_GT(db.FillRecordJson(), 0);  // the JSON of the stored records, for SQL
   EXPECT_EQ(db.QueryValue("SELECT string_agg(phase || ':' || call_index || ':' || "
                           "(record->'params'->>'set.seed'), ',' ORDER BY start_time) FROM runs"),
             "validation:1:404,validation:2:505,validation:3:606,cold:1:404,warm:1:505,warm:2:606,"

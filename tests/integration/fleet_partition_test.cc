@@ -203,6 +203,7 @@ TEST(FleetPartitionTest, APartitionLongerThanTheLeaseStoresEveryRunOnceAndEndsTh
   const std::string agent_log = ReadAll(log);
   EXPECT_EQ(Count(agent_log, " accepted: series "), 1) << agent_log;
   EXPECT_EQ(Count(agent_log, " finished: "), 1) << agent_log;
+  ASSERT_GT(db.FillRecordJson(), 0);  // the JSON of the stored records, for SQL
   // Every record is attempt 1's, whose runner made it; the agent heard of a later attempt (one
   // or more: the coordinator retries every lease while the link is down) and ran nothing again.
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE record->>'task_attempt' = '1'"), runs_total);

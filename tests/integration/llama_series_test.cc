@@ -126,15 +126,16 @@ TEST_F(LlamaSeriesTest, GpuAgainstCpuThroughTheCoordinatorFlagsTheCollapseAtTheR
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE metrics ? 'predicted_per_second' "
                           "AND metrics ? 'prompt_per_second' AND metrics ? 'cache_n'"),
             "10");
-  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE mode = 'gpu' AND record->'memory' @> "
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE mode = 'gpu' AND memory @> "
                           "'[{\"kind\":\"MEMORY_KIND_DEVICE_BUFFER\",\"scope\":\"CUDA0 model\"}]'"),
             "5");
-  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE record->'memory' @> "
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE memory @> "
                           "'[{\"kind\":\"MEMORY_KIND_PROCESS_PEAK_RSS\"}]'"),
             "10");
-  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE record->'memory' @> "
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE memory @> "
                           "'[{\"kind\":\"MEMORY_KIND_DEVICE_USED\"}]'"),
             "0");
+  ASSERT_GT(db.FillRecordJson(), 0);  // the JSON of the stored records, for SQL
   // Temperature 0 and a fixed seed: the same output on every call of a mode.
   EXPECT_EQ(db.QueryValue("SELECT count(DISTINCT record->'outputs'->0->>'sha256') FROM runs"), "1");
   // The CLI's end-of-series table shows each call, the drops marked.
@@ -162,6 +163,7 @@ TEST_F(LlamaSeriesTest, AGpuModeAgainstAServerWithoutAGpuFailsWithTheServersWord
                           "ORDER BY mode DESC, phase, call_index) FROM runs"),
             "gpu:cold:failed,cpu:cold:ok,cpu:warm:ok,cpu:warm:ok,cpu:warm:ok,cpu:warm:ok")
       << out;
+  ASSERT_GT(db.FillRecordJson(), 0);  // the JSON of the stored records, for SQL
   EXPECT_EQ(db.QueryValue("SELECT record->'status'->>'message' FROM runs WHERE mode = 'gpu'"),
             "could not open llama-server: mode gpu asks llama-server to offload layers to a GPU (-ngl 99), but the "
             "server offloaded none: \"warning: no usable GPU found, --gpu-layers option will be ignored\" (its log, "
@@ -170,7 +172,7 @@ TEST_F(LlamaSeriesTest, AGpuModeAgainstAServerWithoutAGpuFailsWithTheServersWord
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE mode = 'gpu' AND metrics ? 'predicted_per_second'"), "0");
   EXPECT_EQ(db.QueryValue("SELECT DISTINCT record -> 'params' ->> 'offloaded_layers' FROM runs WHERE mode = 'cpu'"), "0/0");
   // No buffer of the CPU-only server is device memory.
-  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE record->'memory' @> "
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE memory @> "
                           "'[{\"kind\":\"MEMORY_KIND_DEVICE_BUFFER\"}]'"),
             "0");
   // The devices the server found are in the conditions and their fingerprint.

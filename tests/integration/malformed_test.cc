@@ -121,7 +121,7 @@ TEST_F(MalformedTest, BadRecordsAreRejectedWithReasonsAndTheRestOfTheBatchIsStor
   EXPECT_EQ(by_index[6].run_id(), "");
 
   EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs"), "4");
-  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs WHERE record->'flags' @> "
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs WHERE flag_details @> "
                            "'[{\"code\":\"FLAG_FROM_A_NEWER_AGENT\"}]'"),
             "1");
   stream->WritesDone();

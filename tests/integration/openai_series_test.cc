@@ -100,6 +100,7 @@ TEST_F(OpenAiSeriesTest, FiveRepetitionsThroughTheCoordinatorKeepWarmUpsApartAnd
   EXPECT_EQ(db.QueryValue("SELECT string_agg(repetition || ':' || phase || ':' || call_index, ',' "
                           "ORDER BY repetition, phase, call_index) FROM runs"),
             "1:cold:1,1:warm:1,2:cold:1,2:warm:1,3:cold:1,3:warm:1,4:cold:1,4:warm:1,5:cold:1,5:warm:1");
+  ASSERT_GT(db.FillRecordJson(), 0);  // the JSON of the stored records, for SQL
   // The COLD warm-up: one request, its own record, marked; the WARM runs: every prompt.
   EXPECT_EQ(db.QueryValue("SELECT string_agg(DISTINCT phase || ':' || jsonb_array_length(record->'requests') || ':' "
                           "|| (record->'params'->>'warmup'), ',') FROM runs"),

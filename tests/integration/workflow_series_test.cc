@@ -166,6 +166,7 @@ TEST_F(WorkflowSeriesTest, FiveRepetitionsThroughTheCoordinatorWithPeakMemoryOfE
   ASSERT_EQ(WaitFor(*rusage_run, kSeriesTimeout), 0) << ReadAll(work_ + "/run-rusage.log");
 
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs"), "10");
+  ASSERT_EQ(db.FillRecordJson(), 10);  // the JSON of the stored records, for SQL
   for (const std::string series : {"auto", "rusage"}) {
     const std::string where = absl::StrCat(" FROM runs WHERE series_id = '", series, "'");
     EXPECT_EQ(db.QueryValue("SELECT string_agg(mode || ':' || phase || ':' || repetition, ',' ORDER BY repetition)" + where),
@@ -182,26 +183,26 @@ TEST_F(WorkflowSeriesTest, FiveRepetitionsThroughTheCoordinatorWithPeakMemoryOfE
                             "metrics ? 'requests_per_second'"),
               "5");
     // The peak, within 10% of what the stand-in held, on every repetition.
-    EXPECT_EQ(db.QueryValue(absl::StrCat("SELECT count(*)", where, " AND abs((record->'memory'->0->>'bytes')::bigint - ",
+    EXPECT_EQ(db.QueryValue(absl::StrCat("SELECT count(*)", where, " AND abs((memory->0->>'bytes')::bigint - ",
                                          int64_t{kAllocMiB} << 20, ") <= ", (int64_t{kAllocMiB} << 20) / 10)),
               "5")
-        << db.QueryValue("SELECT string_agg(record->'memory'->0->>'bytes', ',')" + where);
+        << db.QueryValue("SELECT string_agg(memory->0->>'bytes', ',')" + where);
   }
   const bool cgroup = CgroupV1Usable();
   EXPECT_EQ(db.QueryValue(absl::StrCat("SELECT count(*) FROM runs WHERE series_id = 'auto' AND "
-                                       "record->'memory'->0->>'kind' = '",
+                                       "memory->0->>'kind' = '",
                                        cgroup ? "MEMORY_KIND_CONTAINER_PEAK" : "MEMORY_KIND_PROCESS_PEAK_RSS",
-                                       "' AND jsonb_array_length(record->'memory') = 1")),
+                                       "' AND jsonb_array_length(memory) = 1")),
             "5");
   if (cgroup) {
     EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE series_id = 'auto' AND "
-                            "record->'memory'->0->>'scope' = 'cgroup' AND "
-                            "record->'memory'->0->>'source' LIKE '%/memory.max_usage_in_bytes (cgroup v1 %)'"),
+                            "memory->0->>'scope' = 'cgroup' AND "
+                            "memory->0->>'source' LIKE '%/memory.max_usage_in_bytes (cgroup v1 %)'"),
               "5");
   }
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM runs WHERE series_id = 'rusage' AND "
-                          "record->'memory'->0->>'kind' = 'MEMORY_KIND_PROCESS_PEAK_RSS' AND "
-                          "record->'memory'->0->>'source' = 'wait4 ru_maxrss of the children: the largest process "
+                          "memory->0->>'kind' = 'MEMORY_KIND_PROCESS_PEAK_RSS' AND "
+                          "memory->0->>'source' = 'wait4 ru_maxrss of the children: the largest process "
                           "of the tree, not their sum'"),
             "5");
   // No cgroup of ours is left behind.
@@ -226,19 +227,20 @@ TEST_F(WorkflowSeriesTest, AContainersPeakFromDockerStatsThroughTheCoordinator) 
   const std::string where = " FROM runs WHERE series_id = 'docker'";
   EXPECT_EQ(db.QueryValue("SELECT count(*)" + where + " AND status = 'ok'"), "5");
   EXPECT_EQ(db.QueryValue("SELECT count(*)" + where +
-                          " AND jsonb_array_length(record->'memory') = 1"
-                          " AND record->'memory'->0->>'kind' = 'MEMORY_KIND_CONTAINER_PEAK'"
+                          " AND jsonb_array_length(memory) = 1"
+                          " AND memory->0->>'kind' = 'MEMORY_KIND_CONTAINER_PEAK'"
                           // One scope for the 5 repetitions; each run's container named in its source.
-                          " AND record->'memory'->0->>'scope' = 'container'"
-                          " AND record->'memory'->0->>'source' LIKE 'docker stats --no-stream MemUsage of container "
+                          " AND memory->0->>'scope' = 'container'"
+                          " AND memory->0->>'source' LIKE 'docker stats --no-stream MemUsage of container "
                           "benchfleet-%, sampled: the highest of % samples taken every 0.1 s or more while the "
                           "command ran; a spike between two samples is missed, so the true peak can be higher'"),
             "5")
-      << db.QueryValue("SELECT string_agg(record->>'memory', ' | ')" + where);
-  EXPECT_EQ(db.QueryValue(absl::StrCat("SELECT count(*)", where, " AND abs((record->'memory'->0->>'bytes')::bigint - ",
+      << db.QueryValue("SELECT string_agg(memory::text, ' | ')" + where);
+  EXPECT_EQ(db.QueryValue(absl::StrCat("SELECT count(*)", where, " AND abs((memory->0->>'bytes')::bigint - ",
                                        int64_t{kAllocMiB} << 20, ") <= ", (int64_t{kAllocMiB} << 20) / 10)),
             "5")
-      << db.QueryValue("SELECT string_agg(record->'memory'->0->>'bytes', ',')" + where);
+      << db.QueryValue("SELECT string_agg(memory->0->>'bytes', ',')" + where);
+  ASSERT_GT(db.FillRecordJson(), 0);  // the JSON of the stored records, for SQL
   // Each run named its own container.
   EXPECT_EQ(db.QueryValue("SELECT count(DISTINCT record->'params'->>'container')" + where), "5");
   EXPECT_TRUE(ProcessesWith(prompts_).empty());
@@ -263,13 +265,14 @@ TEST_F(WorkflowSeriesTest, AReusedContainerGivesOneColdRunThenWarmRuns) {
   EXPECT_EQ(db.QueryValue("SELECT string_agg(phase || ':' || call_index, ',' ORDER BY start_time)" + where),
             "cold:1,warm:1,warm:2,warm:3,warm:4");
   EXPECT_EQ(db.QueryValue("SELECT count(*)" + where + " AND status = 'ok' AND simulated"), "5");
+  ASSERT_GT(db.FillRecordJson(), 0);  // the JSON of the stored records, for SQL
   EXPECT_EQ(db.QueryValue("SELECT count(DISTINCT record->'params'->>'container')" + where), "1");
   EXPECT_EQ(db.QueryValue("SELECT count(*)" + where + " AND record->'params'->>'container_lifecycle' = 'reuse'"), "5");
-  EXPECT_EQ(db.QueryValue(absl::StrCat("SELECT count(*)", where, " AND record->'memory'->0->>'scope' = 'container'",
-                                       " AND abs((record->'memory'->0->>'bytes')::bigint - ", int64_t{kAllocMiB} << 20,
+  EXPECT_EQ(db.QueryValue(absl::StrCat("SELECT count(*)", where, " AND memory->0->>'scope' = 'container'",
+                                       " AND abs((memory->0->>'bytes')::bigint - ", int64_t{kAllocMiB} << 20,
                                        ") <= ", (int64_t{kAllocMiB} << 20) / 10)),
             "5")
-      << db.QueryValue("SELECT string_agg(record->>'memory', ' | ')" + where);
+      << db.QueryValue("SELECT string_agg(memory::text, ' | ')" + where);
   EXPECT_EQ(ReadAll(work_ + "/docker-state/removed"),
             db.QueryValue("SELECT DISTINCT record->'params'->>'container'" + where) + "\n");
   EXPECT_TRUE(ProcessesWith(prompts_).empty());
@@ -305,24 +308,25 @@ TEST_F(WorkflowSeriesTest, TheWorkflowV6ExampleRunsAgainstTheStandIn) {
                          "--coordinator", coordinator.address()});
   ASSERT_EQ(WaitFor(*run, kSeriesTimeout), 0) << ReadAll(work_ + "/run-v6.log");
   const std::string where = " FROM runs WHERE series_id = 'workflow-v6-llama-2-7b-fp16'";
+  ASSERT_GT(db.FillRecordJson(), 0);  // the JSON of the stored records, for SQL
   EXPECT_EQ(db.QueryValue("SELECT count(*)" + where + " AND status = 'ok' AND simulated AND phase = 'cold' AND "
                           "mode = 'nvidia' AND jsonb_array_length(record->'requests') = 100"),
             "15");
-  EXPECT_EQ(db.QueryValue("SELECT string_agg(repetition || ':' || (record->'matrix'->>'batch_size'), ',' "
+  EXPECT_EQ(db.QueryValue("SELECT string_agg(repetition || ':' || (matrix->>'batch_size'), ',' "
                           "ORDER BY start_time)" + where),
             "1:4,1:8,1:16,2:4,2:8,2:16,3:4,3:8,3:16,4:4,4:8,4:16,5:4,5:8,5:16");
   EXPECT_EQ(db.QueryValue("SELECT count(*)" + where + " AND record->'params'->>'env.ACCELERATOR' = 'nvidia' AND "
                           "record->'params'->>'env.MODEL' = 'meta-llama/Llama-2-7b-hf' AND "
                           "record->'params'->>'env.DTYPE' = 'float16' AND "
-                          "record->'params'->>'batch_size' = record->'matrix'->>'batch_size' AND "
+                          "record->'params'->>'batch_size' = matrix->>'batch_size' AND "
                           "record->'params'->>'prompts_count' = '100'"),
             "15");
   // One memory figure per run, of one kind and scope for the whole series (one column).
-  EXPECT_EQ(db.QueryValue("SELECT count(DISTINCT (record->'memory'->0->>'kind') || ' ' || "
-                          "(record->'memory'->0->>'scope'))" + where + " AND jsonb_array_length(record->'memory') = 1"),
+  EXPECT_EQ(db.QueryValue("SELECT count(DISTINCT (memory->0->>'kind') || ' ' || "
+                          "(memory->0->>'scope'))" + where + " AND jsonb_array_length(memory) = 1"),
             "1");
   // The stand-in's batches: tokens/s grows with the batch size (SIMULATED figures).
-  EXPECT_EQ(db.QueryValue("SELECT string_agg(b, ',' ORDER BY t) FROM (SELECT record->'matrix'->>'batch_size' AS b, "
+  EXPECT_EQ(db.QueryValue("SELECT string_agg(b, ',' ORDER BY t) FROM (SELECT matrix->>'batch_size' AS b, "
                           "avg((metrics->>'output_tokens_per_second')::float) AS t" + where + " GROUP BY 1) x"),
             "4,8,16");
 }

@@ -3,7 +3,10 @@
 #include <cstdlib>
 #include <pqxx/pqxx>
 
+#include "absl/strings/str_replace.h"
+#include "benchfleet/v1/record.pb.h"
 #include "common/hashing.h"
+#include "common/proto_json.h"
 
 namespace benchfleet::testing {
 namespace {
@@ -53,6 +56,25 @@ std::string PgTestDb::QueryValue(const std::string& sql) const {
   pqxx::result r = tx.exec(sql);
   if (r.empty() || r[0].empty() || r[0][0].is_null()) return "";
   return r[0][0].c_str();
+}
+
+int PgTestDb::FillRecordJson() const {
+  pqxx::connection c(url_);
+  pqxx::work tx(c);
+  const pqxx::result rows = tx.exec("SELECT run_id::text, record_pb FROM runs WHERE record IS NULL");
+  for (const auto& row : rows) {
+    const pqxx::binarystring bytes(row[1]);
+    v1::RunRecord record;
+    if (!record.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      throw std::runtime_error("run " + std::string(row[0].c_str()) + ": record_pb is not a RunRecord");
+    }
+    absl::StatusOr<std::string> json = MessageToJson(record);
+    if (!json.ok()) throw std::runtime_error(std::string(json.status().message()));
+    tx.exec_params("UPDATE runs SET record = $1::jsonb WHERE run_id = $2::uuid",
+                   absl::StrReplaceAll(*json, {{"\\u0000", "\\ufffd"}}), row[0].c_str());
+  }
+  tx.commit();
+  return static_cast<int>(rows.size());
 }
 
 }  // namespace benchfleet::testing

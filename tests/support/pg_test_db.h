@@ -29,6 +29,12 @@ class PgTestDb {
   // Runs one SQL statement and returns the first column of the first row ("" when none).
   std::string QueryValue(const std::string& sql) const;
 
+  // Writes the JSON form of each run's record into `runs.record` where the row keeps only its
+  // binary copy (coordinator/migrations/0007_lean_row.sql), so that a test can inspect whole
+  // records with SQL (record -> 'requests' ...). Call it after the runs are stored; a NUL reads
+  // as U+FFFD, as jsonb cannot hold one. Returns the number of rows filled.
+  int FillRecordJson() const;
+
  private:
   std::string admin_url_;
   std::string name_;

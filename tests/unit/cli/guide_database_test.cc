@@ -156,10 +156,12 @@ TEST_F(DatabaseReaderTest, SelectsByTaskAndSinceInSql) {
 }
 
 TEST_F(DatabaseReaderTest, RowsWithoutBinaryCopyAreReadFromTheJson) {
-  // Rows stored before migration 0003 have record_pb NULL: the same records come from `record`.
-  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs WHERE record_pb IS NOT NULL"), "4");
+  // Rows stored before migration 0003 (or with a NUL, before 0007) have record_pb NULL and their
+  // record in JSON only: the same records come from `record`. The store writes only record_pb.
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM runs WHERE record_pb IS NOT NULL AND record IS NULL"), "4");
   auto from_binary = ReadRecordsFromDatabase(db_.url(), {});
   ASSERT_TRUE(from_binary.ok()) << from_binary.status();
+  ASSERT_EQ(db_.FillRecordJson(), 4);
   db_.QueryValue("UPDATE runs SET record_pb = NULL WHERE run_id <> '00000000-0000-4000-8000-00000000000c'");
   auto mixed = ReadRecordsFromDatabase(db_.url(), {});
   ASSERT_TRUE(mixed.ok()) << mixed.status();

@@ -145,7 +145,7 @@ TEST_F(CoordinatorMainTest, ServesUntilSigtermAndTakesTheUrlFromTheEnvironment) 
                {{"BENCHFLEET_DATABASE_URL", db.url()}}, log_);
   ASSERT_TRUE(WaitForText(log_, "benchfleet-coordinator listening on 127.0.0.1:", p)) << ReadAll(log_);
   EXPECT_EQ(db.QueryValue("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"),
-            "0001_init,0002_fleet,0003_record_pb,0004_auth,0005_headline,0006_content_hash");
+            "0001_init,0002_fleet,0003_record_pb,0004_auth,0005_headline,0006_content_hash,0007_lean_row");
   p.Signal(SIGTERM);
   EXPECT_EQ(p.Wait(), 0);
   EXPECT_THAT(ReadAll(log_), HasSubstr("SIGTERM received: shutting down"));

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/conditions_fingerprint.h"
+#include "common/proto_json.h"
 #include "coordinator/store/migrator.h"
 #include "coordinator/store/pg_run_store.h"
 #include "coordinator/store/run_rows.h"
@@ -47,7 +48,7 @@ TEST(MigratorTest, AppliesEachMigrationOnceAndIsIdempotent) {
             std::to_string(EmbeddedMigrations().size()));
   EXPECT_EQ(db.QueryValue("SELECT name FROM schema_migrations WHERE version = 1"), "0001_init");
   EXPECT_EQ(db.QueryValue("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"),
-            "0001_init,0002_fleet,0003_record_pb,0004_auth,0005_headline,0006_content_hash");
+            "0001_init,0002_fleet,0003_record_pb,0004_auth,0005_headline,0006_content_hash,0007_lean_row");
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM information_schema.tables WHERE table_name IN "
                           "('runs', 'machines', 'conditions')"),
             "3");
@@ -88,6 +89,70 @@ TEST(MigratorTest, AnUnreachableDatabaseIsUnavailable) {
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(status.message()), HasSubstr("connecting: "));
   EXPECT_THAT(std::string(status.message()), ::testing::Not(HasSubstr("secret")));
+}
+
+TEST(MigratorTest, TheLeanRowMigrationKeepsOneCopyOfEachStoredRecordAndFillsItsColumns) {
+  testing::PgTestDb db;
+  BENCHFLEET_REQUIRE_PG(db);
+  std::vector<Migration> before_lean;
+  for (const Migration& m : EmbeddedMigrations()) {
+    if (m.name != "0007_lean_row") before_lean.push_back(m);
+  }
+  ASSERT_EQ(before_lean.size() + 1, EmbeddedMigrations().size());
+  ASSERT_TRUE(Migrate(db.url(), before_lean).ok());
+  // Two rows as 0006's store wrote them: one with both copies, one in JSON only (a NUL).
+  v1::RunRecord both = testing::MakeRecord(1);
+  both.add_memory()->set_kind(v1::MEMORY_KIND_DEVICE_USED);
+  both.mutable_memory(0)->set_bytes(1u << 30);
+  both.add_flags()->set_code("THROUGHPUT_DROP");
+  both.mutable_flags(0)->set_reason("30.0 tok/s against 52.9");
+  (*both.mutable_matrix())["batch_size"] = "8";
+  v1::Metric* second = both.add_metrics();
+  second->set_name("ttft_p99");
+  second->set_headline(2);
+  both.add_metrics()->set_name("not_a_headline");
+  v1::RunRecord json_only = testing::MakeRecord(2);
+  for (const v1::RunRecord* r : {&both, &json_only}) {
+    absl::StatusOr<std::string> json = MessageToJson(*r);
+    ASSERT_TRUE(json.ok());
+    pqxx::connection c(db.url());
+    pqxx::nontransaction tx(c);
+    tx.exec_params(
+        "INSERT INTO runs (run_id, series_id, task_id, agent_id, conditions_fingerprint, backend, task, mode, "
+        "phase, call_index, repetition, status, simulated, provenance, agent_version, flags, metrics, record, "
+        "record_pb) VALUES ($1, '', '', 'agent-1', 'fp', 'b', 't', 'm', 'warm', 1, 0, 'ok', false, 'live', '', "
+        "'{}', '{}', $2::jsonb, $3::bytea)",
+        r->run_id(), *json, r == &both ? pqxx::binarystring(r->SerializeAsString()) : pqxx::binarystring(""));
+  }
+  db.QueryValue("UPDATE runs SET record_pb = NULL WHERE run_id = '" + json_only.run_id() + "'");
+
+  ASSERT_TRUE(Migrate(db.url()).ok());
+  const std::string where_both = " FROM runs WHERE run_id = '" + both.run_id() + "'";
+  EXPECT_EQ(db.QueryValue("SELECT (record IS NULL AND record_pb IS NOT NULL)::text" + where_both), "true");
+  EXPECT_EQ(db.QueryValue("SELECT memory::text" + where_both),
+            R"([{"kind": "MEMORY_KIND_DEVICE_USED", "bytes": "1073741824"}])");
+  EXPECT_EQ(db.QueryValue("SELECT flag_details ->> 0" + where_both),
+            R"({"code": "THROUGHPUT_DROP", "reason": "30.0 tok/s against 52.9"})");
+  EXPECT_EQ(db.QueryValue("SELECT string_agg(f ->> 'name', ',') FROM runs, jsonb_array_elements(headline_figures) f "
+                          "WHERE run_id = '" + both.run_id() + "'"),
+            "tokens_per_second,ttft_p99");
+  EXPECT_EQ(db.QueryValue("SELECT matrix::text" + where_both), R"({"batch_size": "8"})");
+  const std::string where_json = " FROM runs WHERE run_id = '" + json_only.run_id() + "'";
+  EXPECT_EQ(db.QueryValue("SELECT (record IS NOT NULL AND record_pb IS NULL AND memory IS NULL AND matrix IS NULL "
+                          "AND flag_details IS NULL)::text" + where_json),
+            "true");
+  // Neither form can be lost: a row keeps one.
+  EXPECT_THROW(db.QueryValue("UPDATE runs SET record = NULL WHERE run_id = '" + json_only.run_id() + "'"),
+               pqxx::check_violation);
+
+  // ListRuns reads each from the form its row keeps.
+  std::unique_ptr<RunStore> store = NewPgRunStore({db.url()});
+  absl::StatusOr<RunPage> page = store->ListRuns({});
+  ASSERT_TRUE(page.ok()) << page.status();
+  std::map<std::string, std::string> read;
+  for (const v1::RunRecord& r : page->runs) read[r.run_id()] = r.SerializeAsString();
+  EXPECT_THAT(read, UnorderedElementsAre(::testing::Pair(both.run_id(), both.SerializeAsString()),
+                                         ::testing::Pair(json_only.run_id(), json_only.SerializeAsString())));
 }
 
 class PgRunStoreTest : public ::testing::Test {
@@ -226,7 +291,8 @@ TEST_F(PgRunStoreTest, StoresColumnsUnknownFlagsAndTheWholeRecord) {
                            "provenance, wall_seconds, start_time AT TIME ZONE 'UTC', flags::text) "
                            "FROM runs WHERE " + where),
             "warm|7|1|ok|t|live|1|2026-01-01 00:00:07|{CACHE_HIT,SOMETHING_NEW}");
-  EXPECT_EQ(db_.QueryValue("SELECT record->'flags'->1->>'code' FROM runs WHERE " + where), "SOMETHING_NEW");
+  EXPECT_EQ(db_.QueryValue("SELECT flag_details->1->>'code' FROM runs WHERE " + where), "SOMETHING_NEW");
+  ASSERT_GT(db_.FillRecordJson(), 0);  // the JSON of the stored records, for SQL
   EXPECT_EQ(db_.QueryValue("SELECT record->'status'->>'log_tail' FROM runs WHERE " + where),
             "before\xEF\xBF\xBD" "after");
   EXPECT_EQ(db_.QueryValue("SELECT metrics::text FROM runs WHERE " + where), "{\"tokens_per_second\": 47}");

@@ -2,6 +2,7 @@
 // page tokens: pure functions, no database.
 #include <cmath>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "coordinator/store/pg_errors.h"
@@ -105,35 +106,44 @@ TEST(RunRowTest, WritesEveryColumnInOrder) {
   EXPECT_EQ(out.runs[0].size, out.rows.size());
   ASSERT_EQ(out.rows.back(), '\n');
   std::vector<std::string> fields = absl::StrSplit(out.rows.substr(0, out.rows.size() - 1), '\t');
-  ASSERT_EQ(fields.size(), 27u);
+  ASSERT_EQ(fields.size(), 30u);
   const std::vector<std::string> columns = absl::StrSplit(kRunRowColumns, ", ");
-  EXPECT_EQ(columns.size(), 27u);
+  EXPECT_EQ(columns.size(), 30u);
   EXPECT_THAT(std::vector<std::string>(fields.begin(), fields.begin() + 20),
               ElementsAre("0b8e7a9c-1d2e-4f3a-8b4c-5d6e7f8a9b0c", "tab\\there", "task-1", "agent-1",
                           "fp-1", "llama-server", "chat-7b", "gpu", "warm", "3", "1",
                           "2026-01-01 00:00:03+00", "\\N", "1", "ok", "f",
                           "live", "0.1.0", "{\"CACHE_HIT\",\"NEW\\\\\"CODE\"}",
                           "{\"tokens_per_second\":43}"));
-  EXPECT_EQ(fields[20].substr(0, 49), "{\"run_id\":\"0B8E7A9C-1D2E-4F3A-8B4C-5D6E7F8A9B0C\",");
-  // record_pb: the protobuf encoding as a bytea in COPY text ("\\x" then two hex digits a byte).
+  // record_pb, the one copy of the record: the protobuf encoding as a bytea in COPY text ("\\x"
+  // then two hex digits a byte).
+  EXPECT_EQ(columns[20], "record_pb");
   std::string expected_pb = "\\\\x";
   for (const char c : r.SerializeAsString()) {
     expected_pb += absl::StrFormat("%02x", static_cast<unsigned char>(c));
   }
-  EXPECT_EQ(fields[21], expected_pb);
+  EXPECT_EQ(fields[20], expected_pb);
+  // The parts SQL reads, in proto3 JSON: memory (none here), flags, headline figures, matrix.
+  EXPECT_THAT(std::vector<std::string>(columns.begin() + 21, columns.begin() + 25),
+              ElementsAre("memory", "flag_details", "headline_figures", "matrix"));
+  EXPECT_EQ(fields[21], "\\N");
+  EXPECT_EQ(fields[22], R"([{"code":"CACHE_HIT"},{"code":"NEW\\"CODE"}])");
+  EXPECT_EQ(fields[23], R"([{"name":"tokens_per_second","value":43,"unit":"tokens/s","better":"BETTER_HIGHER",)"
+                        R"("headline":1,"label":"output tokens/s"}])");
+  EXPECT_EQ(fields[24], "\\N");
   // The main figure its declaration stamped: label, unit, value, which way is better.
-  EXPECT_THAT(std::vector<std::string>(fields.begin() + 22, fields.begin() + 26),
+  EXPECT_THAT(std::vector<std::string>(fields.begin() + 25, fields.begin() + 29),
               ElementsAre("output tokens/s", "tokens/s", "43", "higher"));
   // content_sha256: what tells a re-send from a conflict; the record's provenance is not in it.
-  EXPECT_EQ(fields[26], RunContentSha256(r));
-  EXPECT_EQ(fields[26].size(), 64u);
+  EXPECT_EQ(fields[29], RunContentSha256(r));
+  EXPECT_EQ(fields[29].size(), 64u);
   v1::RunRecord elsewhere = r;
   elsewhere.mutable_provenance()->set_kind(v1::Provenance::KIND_FILE);
   elsewhere.mutable_provenance()->set_file("a/runs.jsonl");
-  EXPECT_EQ(RunContentSha256(elsewhere), fields[26]);
+  EXPECT_EQ(RunContentSha256(elsewhere), fields[29]);
   v1::RunRecord other = r;
   other.set_mode("cpu");
-  EXPECT_NE(RunContentSha256(other), fields[26]);
+  EXPECT_NE(RunContentSha256(other), fields[29]);
   v1::RunRecord with_map = r;  // map entries in either order: the same content
   (*with_map.mutable_params())["a"] = "1";
   (*with_map.mutable_params())["b"] = "2";
@@ -146,21 +156,46 @@ TEST(RunRowTest, WritesEveryColumnInOrder) {
   PreparedRuns none;
   ASSERT_TRUE(AppendRunRow(r, &none).ok());
   const std::vector<std::string> none_fields = absl::StrSplit(none.rows.substr(0, none.rows.size() - 1), '\t');
-  ASSERT_EQ(none_fields.size(), 27u);
-  EXPECT_THAT(std::vector<std::string>(none_fields.begin() + 22, none_fields.begin() + 26),
+  ASSERT_EQ(none_fields.size(), 30u);
+  EXPECT_THAT(std::vector<std::string>(none_fields.begin() + 25, none_fields.begin() + 29),
               ElementsAre("\\N", "\\N", "\\N", "\\N"));
 }
 
-TEST(RunRowTest, NoBinaryCopyForARecordWithANul) {
-  // `record` holds U+FFFD for the NUL: record_pb is left NULL so readers take that same text.
+TEST(RunRowTest, KeepsANulInTheBinaryCopy) {
+  // jsonb cannot hold a NUL: the JSON columns read U+FFFD, the record itself keeps the byte.
   v1::RunRecord r = testing::MakeRecord(3);
   r.mutable_status()->set_message(std::string("bad\0byte", 8));
+  r.add_flags()->set_reason(std::string("nul\0here", 8));
+  (*r.mutable_matrix())["batch_size"] = "8";
   PreparedRuns out;
   ASSERT_TRUE(AppendRunRow(r, &out).ok());
   std::vector<std::string> fields = absl::StrSplit(out.rows.substr(0, out.rows.size() - 1), '\t');
-  ASSERT_EQ(fields.size(), 27u);
-  EXPECT_THAT(fields[20], ::testing::HasSubstr("bad\\\\ufffdbyte"));
-  EXPECT_EQ(fields[21], "\\N");
+  ASSERT_EQ(fields.size(), 30u);
+  ASSERT_EQ(fields[20].substr(0, 3), "\\\\x");
+  const std::string bytes = absl::HexStringToBytes(fields[20].substr(3));
+  v1::RunRecord back;
+  ASSERT_TRUE(back.ParseFromString(bytes));
+  EXPECT_EQ(back.status().message(), std::string("bad\0byte", 8));
+  EXPECT_EQ(fields[22], R"([{"reason":"nul\\ufffdhere"}])");
+  EXPECT_EQ(fields[24], R"({"batch_size":"8"})");
+}
+
+TEST(RunRowTest, WritesMemoryAndOnlyTheHeadlineFigures) {
+  v1::RunRecord r = testing::MakeRecord(3);
+  r.add_metrics()->set_name("no_headline");
+  v1::Metric* second = r.add_metrics();
+  second->set_name("ttft_p99");
+  second->set_headline(2);
+  v1::MemoryFigure* memory = r.add_memory();
+  memory->set_kind(v1::MEMORY_KIND_DEVICE_USED);
+  memory->set_bytes(1u << 30);
+  PreparedRuns out;
+  ASSERT_TRUE(AppendRunRow(r, &out).ok());
+  std::vector<std::string> fields = absl::StrSplit(out.rows.substr(0, out.rows.size() - 1), '\t');
+  ASSERT_EQ(fields.size(), 30u);
+  EXPECT_EQ(fields[21], R"([{"kind":"MEMORY_KIND_DEVICE_USED","bytes":"1073741824"}])");
+  EXPECT_THAT(fields[23], ::testing::HasSubstr(R"(},{"name":"ttft_p99","headline":2}])"));
+  EXPECT_THAT(fields[23], ::testing::Not(::testing::HasSubstr("no_headline")));
 }
 
 TEST(RunRowTest, RefusesARecordWithoutJsonForm) {
