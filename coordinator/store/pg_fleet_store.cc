@@ -295,7 +295,7 @@ class PgFleetStore : public FleetStore {
       const pqxx::result rows = tx.exec_params(
           absl::StrCat(
               "WITH picked AS (SELECT t.id FROM tasks t JOIN series s ON s.id = t.series_id "
-              "WHERE t.state = 'PENDING' AND t.agent_id IN (SELECT jsonb_array_elements_text($1::jsonb)) "
+              "WHERE t.state = 'PENDING' AND t.agent_id = ANY($1::text[]) "
               "AND s.state = 'ACTIVE' AND (s.deadline IS NULL OR s.deadline > $3::timestamptz) "
               "FOR UPDATE OF t SKIP LOCKED) "
               "UPDATE tasks t SET state = 'RUNNING', coordinator_id = $2, "
@@ -303,7 +303,7 @@ class PgFleetStore : public FleetStore {
               "FROM picked, series s WHERE t.id = picked.id AND s.id = t.series_id "
               "RETURNING t.id::text, t.series_id::text, t.agent_id, t.attempt, s.spec_yaml, ",
               Micros("s.deadline"), ", s.task"),
-          JsonStringArray(agent_ids), coordinator_id, TimestamptzLiteral(now),
+          TextArrayLiteral(agent_ids), coordinator_id, TimestamptzLiteral(now),
           TimestamptzLiteral(lease_expiry));
       std::set<std::string> series;
       for (const auto& row : rows) {
@@ -445,9 +445,9 @@ class PgFleetStore : public FleetStore {
       pqxx::nontransaction tx(c);
       const pqxx::result rows = tx.exec_params(
           absl::StrCat("UPDATE tasks t SET cancel_pending = false WHERE t.cancel_pending AND "
-                       "t.agent_id IN (SELECT jsonb_array_elements_text($1::jsonb)) RETURNING ",
+                       "t.agent_id = ANY($1::text[]) RETURNING ",
                        TaskColumns()),
-          JsonStringArray(agent_ids));
+          TextArrayLiteral(agent_ids));
       for (const auto& row : rows) out.push_back(ReadTask(row));
       return absl::OkStatus();
     });
@@ -780,8 +780,7 @@ class PgFleetStore : public FleetStore {
                                                      const char* where_sql, const char* excluded_codes) {
     std::vector<BaselineRun> out;
     if (!record.has_start_time() || !IsUuid(record.run_id())) return out;
-    const absl::Time start = absl::FromUnixSeconds(record.start_time().seconds()) +
-                             absl::Nanoseconds(record.start_time().nanos());
+    const absl::Time start = ToTime(record.start_time());
     const std::map<std::string, std::string> matrix(record.matrix().begin(), record.matrix().end());
     absl::Status status =
         pool_.Run(absl::StrCat("reading the ", what, " of run ", record.run_id()), [&](pqxx::connection& c) {

@@ -46,7 +46,7 @@ ORDER BY m.agent_id
 
 constexpr char kSelectConditionsSql[] = R"sql(
 SELECT fingerprint, conditions::text FROM conditions
-WHERE fingerprint IN (SELECT jsonb_array_elements_text($1::jsonb))
+WHERE fingerprint = ANY($1::text[])
 ORDER BY fingerprint
 )sql";
 
@@ -112,7 +112,7 @@ absl::Status SelectMachines(pqxx::connection& conn, const std::map<std::string, 
 absl::Status SelectConditions(pqxx::connection& conn, const std::vector<std::string>& fingerprints,
                               std::vector<v1::MachineConditions>* conditions) {
   pqxx::nontransaction tx(conn);
-  const pqxx::result rows = tx.exec_params(kSelectConditionsSql, JsonStringArray(fingerprints));
+  const pqxx::result rows = tx.exec_params(kSelectConditionsSql, TextArrayLiteral(fingerprints));
   for (const auto& row : rows) {
     v1::MachineConditions c;
     absl::Status parsed = JsonToMessage(row[1].c_str(), &c, /*ignore_unknown_fields=*/true);

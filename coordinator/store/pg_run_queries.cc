@@ -71,8 +71,8 @@ absl::Status AppendAnnotationFlags(pqxx::transaction_base& tx, std::vector<v1::R
   }
   const pqxx::result rows = tx.exec_params(
       "SELECT run_id::text, code, reason FROM run_annotations "
-      "WHERE run_id IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid) ORDER BY run_id, created, code",
-      JsonStringArray(ids));
+      "WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, created, code",
+      TextArrayLiteral(ids));
   for (const auto& row : rows) {
     const auto it = by_id.find(row[0].c_str());
     if (it == by_id.end()) continue;
@@ -113,8 +113,7 @@ absl::StatusOr<PagePosition> DecodePageToken(const std::string& token) {
 absl::Status SelectRuns(pqxx::connection& conn, const RunQuery& query, RunPage* page) {
   Where where;
   if (!query.agent_ids.empty()) {
-    where.Add("agent_id IN (SELECT jsonb_array_elements_text(?::jsonb))",
-              {JsonStringArray(query.agent_ids)});
+    where.Add("agent_id = ANY(?::text[])", {TextArrayLiteral(query.agent_ids)});
   }
   if (!query.labels.empty()) {
     where.Add("agent_id IN (SELECT agent_id FROM machines WHERE labels @> ?::jsonb)",

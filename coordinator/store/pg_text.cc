@@ -81,6 +81,25 @@ void AppendJsonNumber(double value, std::string* out) {
   out->append(buf, end);
 }
 
+std::string TextArrayLiteral(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out.push_back('"');
+    for (const char c : values[i]) {
+      if (c == '\0') {
+        out.append("\xEF\xBF\xBD");  // U+FFFD
+        continue;
+      }
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+    out.push_back('"');
+  }
+  out.push_back('}');
+  return out;
+}
+
 std::string JsonStringArray(const std::vector<std::string>& values) {
   std::string out = "[";
   for (size_t i = 0; i < values.size(); ++i) {

@@ -2,23 +2,23 @@
 
 #include <utility>
 
-#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
 #include "common/proto_json.h"
+#include "coordinator/store/pg_text.h"
 
 namespace benchfleet::coordinator {
 namespace {
 
-// $1: the tasks as a JSON array, NULL for every task; $2: the earliest start, NULL for any.
+// $1: the tasks as a text[] literal, NULL for every task; $2: the earliest start, NULL for any.
 constexpr char kNewestVerdictsSql[] = R"sql(
 SELECT verdict, run_id, agent_id, task, conditions_fingerprint FROM (
   SELECT DISTINCT ON (r.agent_id, r.task, r.mode, r.phase, g.verdict -> 'matrix')
     g.verdict::text AS verdict, g.run_id, r.agent_id, r.task, r.conditions_fingerprint, r.mode, r.phase,
     COALESCE(g.verdict -> 'matrix', 'null'::jsonb)::text AS matrix
   FROM regressions g JOIN runs r ON r.run_id = g.run_id
-  WHERE ($1::jsonb IS NULL OR r.task IN (SELECT jsonb_array_elements_text($1::jsonb)))
+  WHERE ($1::text[] IS NULL OR r.task = ANY($1::text[]))
     AND ($2::timestamptz IS NULL OR r.start_time >= $2::timestamptz)
   ORDER BY r.agent_id, r.task, r.mode, r.phase, g.verdict -> 'matrix', r.start_time DESC NULLS LAST,
            g.created DESC, g.run_id DESC
@@ -32,11 +32,11 @@ v1::ListRegressionChecksResponse SelectNewestVerdicts(pqxx::transaction_base& tx
                                     const std::optional<absl::Time>& since) {
   v1::ListRegressionChecksResponse result;
   if (!tx.exec("SELECT to_regclass('regressions') IS NOT NULL")[0][0].as<bool>()) return result;
-  std::optional<std::string> tasks_json;
-  if (!tasks.empty()) tasks_json = nlohmann::json(tasks).dump();
+  std::optional<std::string> tasks_array;
+  if (!tasks.empty()) tasks_array = TextArrayLiteral(tasks);
   std::optional<std::string> since_text;
   if (since.has_value()) since_text = absl::FormatTime(absl::RFC3339_full, *since, absl::UTCTimeZone());
-  for (const auto& row : tx.exec_params(kNewestVerdictsSql, tasks_json, since_text)) {
+  for (const auto& row : tx.exec_params(kNewestVerdictsSql, tasks_array, since_text)) {
     v1::RegressionCheck check;
     absl::Status parsed = JsonToMessage(row[0].c_str(), check.mutable_verdict(), /*ignore_unknown_fields=*/true);
     if (!parsed.ok()) {

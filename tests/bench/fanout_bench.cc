@@ -130,6 +130,8 @@ std::string Spec(const std::string& round) {
 
 struct Round {
   double seconds = 0;
+  double submit_seconds = 0;  // until SubmitSeries returned
+  double first_seconds = 0, half_seconds = 0;  // until the first agent, half of them had the task
   int reached = 0;
   double rss_mib = 0;
   int threads = 0;  // the coordinator's, with the round's agents connected
@@ -164,6 +166,7 @@ bool RunRound(const std::string& address, pid_t coordinator, int n, const std::s
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   SteadyClock::time_point start = SteadyClock::now();
   grpc::Status status = fleet->SubmitSeries(&context, request, &response);
+  out->submit_seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   if (!status.ok()) {
     std::fprintf(stderr, "fanout: SubmitSeries: %s\n", status.error_message().c_str());
     return false;
@@ -175,13 +178,18 @@ bool RunRound(const std::string& address, pid_t coordinator, int n, const std::s
     if (reached == n) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  SteadyClock::time_point last = start;
+  std::vector<double> reached_at;
   for (const auto& a : agents) {
     if (!a->assigned()) continue;
     ++out->reached;
-    last = std::max(last, a->assigned_at());
+    reached_at.push_back(std::chrono::duration<double>(a->assigned_at() - start).count());
   }
-  out->seconds = std::chrono::duration<double>(last - start).count();
+  std::sort(reached_at.begin(), reached_at.end());
+  if (!reached_at.empty()) {
+    out->first_seconds = reached_at.front();
+    out->half_seconds = reached_at[reached_at.size() / 2];
+    out->seconds = reached_at.back();
+  }
   return out->reached == n && static_cast<int>(response.agent_ids_size()) == n;
 }
 
@@ -217,6 +225,9 @@ int Main(int argc, char** argv) {
   std::printf("fanout: N=%d agents, one coordinator process, PostgreSQL fsync as configured\n", agents);
   std::printf("1 agent:     series submitted -> task at the agent in %.1f ms (baseline)\n", one.seconds * 1e3);
   std::printf("%d agents: series submitted -> task at the last agent in %.1f ms\n", agents, many.seconds * 1e3);
+  std::printf("%d agents: SubmitSeries returned after %.1f ms; the first agent had its task after %.1f ms, "
+              "half of them after %.1f ms\n",
+              agents, many.submit_seconds * 1e3, many.first_seconds * 1e3, many.half_seconds * 1e3);
   std::printf("ratio %d agents / 1 agent: %.2f\n", agents, one.seconds > 0 ? many.seconds / one.seconds : 0.0);
   const double per_agent_kib = (many.rss_mib - idle_mib) * 1024.0 / agents;
   std::printf("coordinator resident memory (VmRSS): %.1f MiB idle, %.1f MiB with %d agents connected "

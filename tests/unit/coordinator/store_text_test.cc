@@ -40,6 +40,9 @@ TEST(JsonTextTest, WritesStringsNumbersAndObjects) {
   EXPECT_EQ(n, "0.1,null,null");
   EXPECT_EQ(JsonStringArray({"a", "b"}), "[\"a\",\"b\"]");
   EXPECT_EQ(JsonStringObject({{"k", "v"}, {"a", "b"}}), "{\"a\":\"b\",\"k\":\"v\"}");
+  EXPECT_EQ(TextArrayLiteral({}), "{}");
+  EXPECT_EQ(TextArrayLiteral({"a", "b c", "q\"uote", "back\\slash", std::string("n\0ul", 4), "{,}"}),
+            "{\"a\",\"b c\",\"q\\\"uote\",\"back\\\\slash\",\"n\xEF\xBF\xBD" "ul\",\"{,}\"}");
 }
 
 TEST(JsonTextTest, ReplacesOnlyRealNulEscapes) {
