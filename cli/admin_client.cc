@@ -9,18 +9,6 @@
 #include "cli/connection.h"
 
 namespace benchfleet::cli {
-namespace {
-
-absl::Status FromGrpc(const grpc::Status& s, const std::string& address, const char* what) {
-  std::string message = absl::StrCat(what, " on coordinator ", address, ": ", s.error_message());
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    message = absl::StrCat("cannot reach the coordinator at ", address, " (", s.error_message(),
-                           "); is it running? (--coordinator or BENCHFLEET_COORDINATOR)");
-  }
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), message);
-}
-
-}  // namespace
 
 AdminClient::AdminClient(std::string address, absl::Duration deadline)
     : address_(std::move(address)), deadline_(deadline) {
@@ -42,7 +30,7 @@ absl::StatusOr<std::vector<v1::RunRecord>> AdminClient::ListAllRuns(v1::ListRuns
     context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
     v1::ListRunsResponse response;
     grpc::Status s = stub_->ListRuns(&context, request, &response);
-    if (!s.ok()) return FromGrpc(s, address_, "ListRuns");
+    if (!s.ok()) return CoordinatorCallError(s, address_, "ListRuns");
     for (auto& run : *response.mutable_runs()) runs.push_back(std::move(run));
     if (response.next_page_token().empty()) break;
     request.set_page_token(response.next_page_token());
@@ -58,7 +46,7 @@ absl::StatusOr<std::vector<v1::Machine>> AdminClient::ListMachines(
   context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
   v1::ListMachinesResponse response;
   grpc::Status s = stub_->ListMachines(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, address_, "ListMachines");
+  if (!s.ok()) return CoordinatorCallError(s, address_, "ListMachines");
   return std::vector<v1::Machine>(response.machines().begin(), response.machines().end());
 }
 
@@ -75,7 +63,7 @@ absl::StatusOr<std::vector<v1::MachineConditions>> AdminClient::GetConditions(
     context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
     v1::GetConditionsResponse response;
     grpc::Status s = stub_->GetConditions(&context, request, &response);
-    if (!s.ok()) return FromGrpc(s, address_, "GetConditions");
+    if (!s.ok()) return CoordinatorCallError(s, address_, "GetConditions");
     for (auto& c : *response.mutable_conditions()) found.push_back(std::move(c));
   }
   return found;
@@ -92,7 +80,7 @@ absl::StatusOr<v1::ImportRunsResponse> AdminClient::ImportRuns(const std::vector
     context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
     v1::ImportRunsResponse response;
     grpc::Status s = stub_->ImportRuns(&context, request, &response);
-    if (!s.ok()) return FromGrpc(s, address_, "ImportRuns");
+    if (!s.ok()) return CoordinatorCallError(s, address_, "ImportRuns");
     merged.MergeFrom(response);
   }
   return merged;
@@ -105,7 +93,7 @@ absl::StatusOr<v1::CreateEnrollmentTokenResponse> AdminClient::CreateEnrollmentT
   context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
   v1::CreateEnrollmentTokenResponse response;
   grpc::Status s = stub_->CreateEnrollmentToken(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, address_, "CreateEnrollmentToken");
+  if (!s.ok()) return CoordinatorCallError(s, address_, "CreateEnrollmentToken");
   return response;
 }
 
@@ -117,7 +105,7 @@ absl::StatusOr<v1::RevokeAgentResponse> AdminClient::RevokeAgent(const std::stri
   request.set_agent_id(agent_id);
   v1::RevokeAgentResponse response;
   grpc::Status s = stub_->RevokeAgent(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, address_, "RevokeAgent");
+  if (!s.ok()) return CoordinatorCallError(s, address_, "RevokeAgent");
   return response;
 }
 
@@ -130,7 +118,7 @@ absl::StatusOr<std::string> AdminClient::CreateApiToken(const std::string& name,
   request.set_role(role);
   v1::CreateApiTokenResponse response;
   grpc::Status s = stub_->CreateApiToken(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, address_, "CreateApiToken");
+  if (!s.ok()) return CoordinatorCallError(s, address_, "CreateApiToken");
   return response.token();
 }
 
@@ -142,7 +130,7 @@ absl::Status AdminClient::RevokeApiToken(const std::string& name) {
   request.set_name(name);
   v1::RevokeApiTokenResponse response;
   grpc::Status s = stub_->RevokeApiToken(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, address_, "RevokeApiToken");
+  if (!s.ok()) return CoordinatorCallError(s, address_, "RevokeApiToken");
   return absl::OkStatus();
 }
 
@@ -154,7 +142,7 @@ absl::StatusOr<std::vector<v1::AuditEntry>> AdminClient::ListAudit(uint32_t limi
   request.set_limit(limit);
   v1::ListAuditResponse response;
   grpc::Status s = stub_->ListAudit(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, address_, "ListAudit");
+  if (!s.ok()) return CoordinatorCallError(s, address_, "ListAudit");
   return std::vector<v1::AuditEntry>(response.entries().begin(), response.entries().end());
 }
 

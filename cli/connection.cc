@@ -5,6 +5,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
+#include "common/string_views.h"
+
 namespace benchfleet::cli {
 namespace {
 
@@ -35,6 +39,14 @@ std::string GetEnv(const char* name) {
 }
 
 }  // namespace
+
+absl::Status CoordinatorCallError(const grpc::Status& status, const std::string& address, std::string_view what) {
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return absl::UnavailableError(absl::StrCat("cannot reach the coordinator at ", address, " (", status.error_message(),
+                                               "); is it running? (--coordinator or BENCHFLEET_COORDINATOR)"));
+  }
+  return FromGrpcStatus(status, absl::StrCat(ToAbsl(what), " on coordinator ", address));
+}
 
 void SetClientSecurity(ChannelSecurity security) { Security() = std::move(security); }
 

@@ -6,6 +6,7 @@
 #define BENCHFLEET_CLI_CONNECTION_H_
 
 #include <grpcpp/channel.h>
+#include <grpcpp/support/status.h>
 #include <grpcpp/support/channel_arguments.h>
 
 #include <memory>
@@ -28,6 +29,12 @@ absl::StatusOr<ChannelSecurity> ResolveClientSecurity(const std::string& ca_cert
 // that address (plaintext off loopback, a token without TLS).
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CoordinatorChannel(const std::string& address,
                                                                   const grpc::ChannelArguments& args);
+
+// The error of a failed call `what` ("ListRuns") to the coordinator at `address`, with the code
+// the coordinator answered: "WHAT on coordinator ADDRESS: its message", or, when it could not be
+// reached, "cannot reach the coordinator at ADDRESS (...); is it running? (--coordinator or
+// BENCHFLEET_COORDINATOR)". Every client of the command reads its calls' failures this way.
+absl::Status CoordinatorCallError(const grpc::Status& status, const std::string& address, std::string_view what);
 
 // Notes the command line's secrets: every argument that looks like a benchfleet token (bft_...,
 // bfe_...) and the value given to an option whose name says token, password or secret (other

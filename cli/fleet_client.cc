@@ -13,12 +13,7 @@ absl::Status FromGrpc(const grpc::Status& s, const std::string& address, const c
   if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
     return absl::InvalidArgumentError(s.error_message());
   }
-  std::string message = absl::StrCat(what, " on coordinator ", address, ": ", s.error_message());
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    message = absl::StrCat("cannot reach the coordinator at ", address, " (", s.error_message(),
-                           "); is it running? (--coordinator or BENCHFLEET_COORDINATOR)");
-  }
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), message);
+  return CoordinatorCallError(s, address, what);
 }
 
 bool Ended(const v1::SeriesStatus& status) {

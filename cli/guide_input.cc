@@ -25,8 +25,6 @@ namespace {
 constexpr int kFingerprintsPerCall = 10000;
 constexpr absl::Duration kCoordinatorDeadline = absl::Seconds(30);
 
-std::string FormatUtc(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", t, absl::UTCTimeZone()); }
-
 // The filters as the options that set them: "--task a --task b --since 2026-11-30T00:00:00Z".
 std::string DescribeFilters(const GuideSource& source) {
   std::vector<std::string> parts;
@@ -35,14 +33,6 @@ std::string DescribeFilters(const GuideSource& source) {
   return absl::StrJoin(parts, " ");
 }
 
-absl::Status FromGrpc(const grpc::Status& s, const std::string& address, const char* what) {
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    return absl::UnavailableError(absl::StrCat("cannot reach the coordinator at ", address, " (", s.error_message(),
-                                               "); is it running?"));
-  }
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat(what, " on coordinator ", address, ": ", s.error_message()));
-}
 
 // Admin ListRuns (one listing per task, as ListRuns takes one) + GetConditions.
 absl::StatusOr<synthesis::ReadResult> ReadFromCoordinator(const GuideSource& source) {
@@ -92,7 +82,7 @@ absl::StatusOr<synthesis::ReadResult> ReadFromCoordinator(const GuideSource& sou
     v1::ListRegressionChecksResponse checks;
     grpc::Status s = stub->ListRegressionChecks(&context, checks_request, &checks);
     if (!s.ok() && s.error_code() != grpc::StatusCode::UNIMPLEMENTED) {
-      return FromGrpc(s, source.coordinator, "ListRegressionChecks");
+      return CoordinatorCallError(s, source.coordinator, "ListRegressionChecks");
     }
     for (const std::string& reason : checks.unreadable()) result.skipped.push_back({"coordinator", 0, reason});
     for (v1::RegressionCheck& check : *checks.mutable_checks()) {
@@ -118,7 +108,7 @@ absl::StatusOr<synthesis::ReadResult> ReadFromCoordinator(const GuideSource& sou
     context.set_deadline(absl::ToChronoTime(absl::Now() + kCoordinatorDeadline));
     v1::GetConditionsResponse response;
     grpc::Status s = stub->GetConditions(&context, request, &response);
-    if (!s.ok()) return FromGrpc(s, source.coordinator, "GetConditions");
+    if (!s.ok()) return CoordinatorCallError(s, source.coordinator, "GetConditions");
     for (v1::MachineConditions& conditions : *response.mutable_conditions()) {
       std::string fingerprint = conditions.fingerprint();
       result.conditions.emplace(std::move(fingerprint), std::move(conditions));

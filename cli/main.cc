@@ -103,7 +103,7 @@ void PrintAuditTable(const std::vector<v1::AuditEntry>& entries) {
       action = action.substr(dot == std::string::npos ? 1 : dot + 1);
     }
     std::printf("%-20s  %-44s  %-8s  %-40s  %s\n",
-                FormatUtcSeconds(absl::FromUnixSeconds(e.time().seconds())).c_str(),
+                FormatUtcSeconds(ToTime(e.time())).c_str(),
                 e.actor().c_str(), role.c_str(), action.c_str(), e.target().c_str());
   }
 }
@@ -134,7 +134,7 @@ std::optional<int> RunAuthCommand(AdminClient& client, const CLI::App& agents_en
                  "benchfleet: enrollment token for %s, %u use(s), valid until %s (shown once). On the agent:\n"
                  "  BENCHFLEET_ENROLL_TOKEN=<token> benchfleet-agent enroll --coordinator ADDR --ca-cert ca.pem\n",
                  enroll_agent_id.empty() ? "any agent" : ("agent " + enroll_agent_id).c_str(), enroll_uses,
-                 FormatUtcSeconds(absl::FromUnixSeconds(created->expire_time().seconds())).c_str());
+                 FormatUtcSeconds(ToTime(created->expire_time())).c_str());
     return 0;
   }
   if (agents_revoke.parsed()) {

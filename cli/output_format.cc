@@ -12,6 +12,7 @@
 #include "cli/run_spread.h"
 #include "common/figures.h"
 #include "common/proto_json.h"
+#include "common/proto_time.h"
 #include "common/record_csv.h"
 #include "common/record_validation.h"
 
@@ -245,7 +246,7 @@ absl::StatusOr<std::string> FormatRuns(const std::vector<v1::RunRecord>& runs, F
   size_t simulated = 0;
   for (const auto& r : runs) {
     if (r.simulated()) ++simulated;
-    double wall = r.wall_duration().seconds() + r.wall_duration().nanos() / 1e9;
+    double wall = ToSeconds(r.wall_duration());
     rows.push_back({r.run_id().substr(0, 8), FormatAgentName(r.agent_id(), agents.Of(r)), r.task(),
                     r.mode(), PhaseName(r.phase()), absl::StrCat(r.call_index()),
                     StatusName(r.status().code()), r.has_wall_duration() ? Figure(wall) : "",

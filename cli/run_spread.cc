@@ -16,14 +16,6 @@
 namespace benchfleet::cli {
 namespace {
 
-bool Accepted(const v1::RunRecord& r) {
-  if (r.status().code() != v1::RunStatus::CODE_OK) return false;
-  for (const v1::Flag& f : r.flags()) {
-    if (IsExcludingFlag(f.code()) || f.code() == kInvalidatedCode) return false;
-  }
-  return true;
-}
-
 // "k=v;k=v" sorted by key, "-" without a matrix.
 std::string MatrixText(const v1::RunRecord& r) {
   std::map<std::string, std::string> sorted(r.matrix().begin(), r.matrix().end());
@@ -68,7 +60,7 @@ bool RunOrder(const v1::RunRecord* a, const v1::RunRecord* b) {
 std::string FormatRunSpread(const std::vector<v1::RunRecord>& runs, const RunAgents& agents) {
   std::map<Setting, Group> groups;
   for (const v1::RunRecord& r : runs) {
-    if (!Accepted(r)) continue;
+    if (!IsAcceptedRun(r)) continue;
     const v1::Metric* main = MainFigure(r);
     if (main == nullptr) continue;
     Setting key{FormatAgentName(r.agent_id(), agents.Of(r)), r.task(), r.backend(), r.mode(), r.phase(),

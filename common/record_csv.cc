@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "benchfleet/v1/record.pb.h"
+#include "common/proto_time.h"
 #include "common/record_validation.h"
 
 namespace benchfleet {
@@ -58,8 +59,7 @@ std::string CsvField(std::string_view value) {
 
 std::string FormatTimestamp(const google::protobuf::Timestamp& ts) {
   if (ts.seconds() == 0 && ts.nanos() == 0) return "";
-  absl::Time t = absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", t, absl::UTCTimeZone());
+  return FormatUtc(ToTime(ts));
 }
 
 std::string RunsToCsv(const std::vector<v1::RunRecord>& records) {
@@ -102,7 +102,7 @@ std::string RunsToCsv(const std::vector<v1::RunRecord>& records) {
     row["end_time"] = FormatTimestamp(r.end_time());
     if (r.has_wall_duration()) {
       row["wall_seconds"] =
-          FormatDouble(r.wall_duration().seconds() + r.wall_duration().nanos() / 1e9);
+          FormatDouble(ToSeconds(r.wall_duration()));
     }
     row["status"] = StatusName(r.status().code());
     row["status_message"] = r.status().message();

@@ -1,13 +1,17 @@
 // The flags a run can carry and which of them keep it out of aggregates: the one home of the
-// "accepted run" rule's flag list (an accepted run is status OK, no excluding flag, and not
-// invalidated by an operator). The agent raises the flags, the scheduler's regression check,
-// the store's baseline query and the guide read this list. Constants only; thread-safe.
+// "accepted run" rule (an accepted run is status OK, no excluding flag, and not invalidated by an
+// operator). The agent raises the flags; the agent's warm-until rule, the scheduler's regression
+// check, the CLI's spread and the guide call IsAcceptedRun / ExcludesRun; the store's baseline
+// query writes the same rule in SQL from kExcludingFlags (store/pg_fleet_store.cc, its one SQL
+// form). Pure; thread-safe.
 #ifndef BENCHFLEET_COMMON_RUN_FLAGS_H_
 #define BENCHFLEET_COMMON_RUN_FLAGS_H_
 
 #include <algorithm>
 #include <array>
 #include <string_view>
+
+#include "benchfleet/v1/record.pb.h"
 
 namespace benchfleet {
 
@@ -34,6 +38,17 @@ inline constexpr std::array<std::string_view, 5> kExcludingFlags = {
 // Returns true when a flag code keeps its run out of aggregates.
 inline bool IsExcludingFlag(std::string_view code) {
   return std::find(kExcludingFlags.begin(), kExcludingFlags.end(), code) != kExcludingFlags.end();
+}
+
+// Returns true when a flag code keeps its run out of aggregates: an excluding flag, or
+// INVALIDATED (an operator's annotation, which ListRuns and the readers give as a flag).
+inline bool ExcludesRun(std::string_view code) { return IsExcludingFlag(code) || code == kInvalidatedCode; }
+
+// The accepted-run rule: status OK and no flag that ExcludesRun.
+inline bool IsAcceptedRun(const v1::RunRecord& record) {
+  if (record.status().code() != v1::RunStatus::CODE_OK) return false;
+  return std::none_of(record.flags().begin(), record.flags().end(),
+                      [](const v1::Flag& flag) { return ExcludesRun(flag.code()); });
 }
 
 }  // namespace benchfleet

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "agent/platform/nvidia_smi.h"
+#include "common/proto_time.h"
 #include "common/record_metric.h"
 
 namespace benchfleet::agent {
@@ -264,7 +265,7 @@ std::vector<std::string> DeviceSampler::EndRun(v1::RunRecord* record) {
   RunWindow window{mono_at_begin_, mono_at_end};
   if (record->has_start_time() && record->has_end_time()) {
     auto to_mono = [&](const google::protobuf::Timestamp& t) {
-      return mono_at_begin_ + (absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos()) - wall_at_begin_);
+      return mono_at_begin_ + (ToTime(t) - wall_at_begin_);
     };
     // Clamped to the sampled span: the run lies inside BeginRun..EndRun by construction, so
     // this only absorbs the rounding of the wall-to-monotonic mapping.

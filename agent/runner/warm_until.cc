@@ -13,14 +13,6 @@
 namespace benchfleet::agent {
 namespace {
 
-bool Accepted(const v1::RunRecord& record) {
-  if (record.status().code() != v1::RunStatus::CODE_OK) return false;
-  for (const v1::Flag& flag : record.flags()) {
-    if (IsExcludingFlag(flag.code())) return false;
-  }
-  return true;
-}
-
 // A fraction as a percentage with one decimal ("1.8"), or more where one decimal would show the
 // comparison with the bound the wrong way round (2.04% > 2% is not "2.0% > 2%").
 std::string Percent(double fraction, double bound, bool within) {
@@ -41,7 +33,7 @@ WarmUntilTracker::WarmUntilTracker(const WarmUntil& until, std::string metric)
 bool WarmUntilTracker::Observe(v1::RunRecord* record) {
   if (record->phase() != v1::PHASE_WARM) return false;
   ++calls_;
-  if (Accepted(*record)) {
+  if (IsAcceptedRun(*record)) {
     if (const std::optional<double> value = MetricValue(*record, metric_); value.has_value()) {
       accepted_.push_back(*value);
     }

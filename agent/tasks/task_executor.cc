@@ -25,10 +25,6 @@ namespace {
 // A figure of a FAILED run is its message, cut to this many bytes (a log tail is no figure).
 constexpr size_t kMaxFigureBytes = 200;
 
-absl::Time ToTime(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
-}
-
 
 // "VALIDATION", "COLD", "WARM": the form of TaskProgress.phase.
 std::string ProgressPhase(v1::Phase phase) {

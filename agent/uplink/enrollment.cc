@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "benchfleet/v1/auth.grpc.pb.h"
 #include "common/grpc_channel.h"
+#include "common/grpc_status.h"
+#include "common/proto_time.h"
 #include "common/tls/certificates.h"
 #include "common/errno_status.h"
 #include "common/tls/fleet_ca.h"
@@ -95,8 +97,7 @@ absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request) {
       &address);
   if (!status.ok()) return status.status();
   if (!status->ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status->error_code()),
-                        absl::StrCat("enrollment at ", address, ": ", status->error_message()));
+    return FromGrpcStatus(*status, absl::StrCat("enrollment at ", address));
   }
   if (absl::Status s = CheckIssued(*key, response, request.ca_cert_pem); !s.ok()) return s;
 
@@ -113,7 +114,7 @@ absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request) {
   }
   EnrollmentResult result;
   result.certificate_path = cert_path;
-  result.not_after = absl::FromUnixSeconds(response.not_after().seconds());
+  result.not_after = ToTime(response.not_after());
   return result;
 }
 
@@ -142,8 +143,7 @@ absl::StatusOr<EnrollmentResult> RenewCertificate(const RenewalRequest& request)
       &address);
   if (!status.ok()) return status.status();
   if (!status->ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status->error_code()),
-                        absl::StrCat("renewal at ", address, ": ", status->error_message()));
+    return FromGrpcStatus(*status, absl::StrCat("renewal at ", address));
   }
   if (absl::Status s = CheckIssued(*key, response, request.security.ca_cert_pem); !s.ok()) return s;
   auto issued = tls::ParseCertificate(response.certificate_pem());

@@ -17,6 +17,7 @@
 #include "benchfleet/v1/gateway.grpc.pb.h"
 #include "common/conditions_fingerprint.h"
 #include "common/grpc_channel.h"
+#include "common/grpc_status.h"
 #include "common/spec/spec_limits.h"
 #include "common/version.h"
 
@@ -36,10 +37,6 @@ using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage
 std::chrono::steady_clock::time_point RealDeadline(absl::Duration timeout) {
   return std::chrono::steady_clock::now() +
          absl::ToChronoNanoseconds(std::min(timeout, absl::Hours(24 * 365 * 100)));
-}
-
-absl::Status FromGrpc(const grpc::Status& s) {
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
 }
 
 std::string Describe(const absl::Status& s) {
@@ -313,7 +310,7 @@ class Uplink::Impl {
     std::lock_guard<std::mutex> l(mu_);
     context_ = nullptr;
     // The coordinator's own status says more than our side's view of a broken stream.
-    if (!finish.ok() && finish.error_code() != grpc::StatusCode::CANCELLED) return FromGrpc(finish);
+    if (!finish.ok() && finish.error_code() != grpc::StatusCode::CANCELLED) return FromGrpcStatus(finish);
     if (result.ok()) result = absl::UnavailableError("the coordinator closed the stream");
     return result;
   }

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/proto_time.h"
-#include "coordinator/grpc_status.h"
+#include "common/grpc_status.h"
 #include "coordinator/ingest/batch.h"
 #include "coordinator/log.h"
 
@@ -21,7 +21,7 @@ absl::StatusOr<absl::Time> TimeOf(const google::protobuf::Timestamp& ts, const c
   if (ts.nanos() < 0 || ts.nanos() > 999999999) {
     return absl::InvalidArgumentError(absl::StrCat(field, " has nanos out of range"));
   }
-  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+  return ToTime(ts);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/hashing.h"
 #include "common/record_validation.h"
-#include "coordinator/grpc_status.h"
+#include "common/grpc_status.h"
 
 namespace benchfleet::coordinator {
 namespace {

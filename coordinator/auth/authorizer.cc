@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/hashing.h"
 #include "common/tls/certificates.h"
-#include "coordinator/grpc_status.h"
+#include "common/grpc_status.h"
 #include "coordinator/log.h"
 
 namespace benchfleet::coordinator {

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/grpc_status.h"
+#include "common/grpc_status.h"
 #include "coordinator/log.h"
 
 namespace benchfleet::coordinator {

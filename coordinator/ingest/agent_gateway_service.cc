@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/conditions_fingerprint.h"
-#include "coordinator/grpc_status.h"
+#include "common/grpc_status.h"
 #include "coordinator/ingest/batch.h"
 #include "coordinator/ingest/hello.h"
 #include "coordinator/ingest/stream_work.h"

@@ -8,7 +8,7 @@ namespace benchfleet::coordinator {
 
 std::string RejectionCode(const absl::Status& status) {
   // The reasons come from common/record_validation.cc and RunStore::PrepareRun; every code
-  // returned here is listed in rejection_codes.h (the metrics create each at 0).
+  // returned here is listed in common/rejection_codes.h (the metrics create each at 0).
   if (absl::IsPermissionDenied(status)) return "permission_denied";
   // CheckRecordBounds (record_validation.h): NaN, a negative or inverted time, a call_index
   // past its maximum, ...

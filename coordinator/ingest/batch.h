@@ -40,7 +40,7 @@ PreparedBatch PrepareBatch(const v1::RecordBatch& batch, const RunStore& store,
 
 // Returns the metrics code of a rejection reason, e.g. "missing_run_id", "unknown_phase",
 // "malformed", "too_large", "out_of_bounds" (OUT_OF_RANGE: past a record bound): one of
-// kRejectionCodes (rejection_codes.h).
+// kRejectionCodes (common/rejection_codes.h).
 std::string RejectionCode(const absl::Status& status);
 
 // Returns the Ack of `batch` given one store result per prepared run (empty when it had none):

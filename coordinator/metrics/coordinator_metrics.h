@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "coordinator/store/fleet_snapshot.h"
 
 namespace benchfleet::v1 {
 class RunRecord;
@@ -23,21 +24,6 @@ namespace benchfleet::coordinator {
 // The values of regression_checks_total's `verdict` label: RegressionVerdict.Kind, lower case.
 inline constexpr std::array<std::string_view, 6> kRegressionVerdicts = {
     "regression", "improvement", "no_change", "not_significant", "baseline_too_small", "sample_too_small"};
-
-// What the shared database says about the whole fleet; every replica reads the same, so
-// dashboards aggregate these with max, never sum.
-struct FleetSnapshot {
-  int64_t agents_known = 0;
-  // Agents seen within the last 24 hours: each gets benchfleet_coordinator_agent_connected at 0
-  // on a replica that does not hold its stream, so `max by (agent)` says whether any holds it.
-  std::vector<std::string> recent_agents;
-  // Task state name ("pending", "running", "succeeded", "failed", "cancelled", ...: the
-  // v1::TaskStatus::State names in lower case, without STATE_) -> count; every state is present,
-  // at 0 when none.
-  std::map<std::string, int64_t> tasks_by_state;
-  // (agent, task name) of every task not yet finished: their flag counters exist from now on.
-  std::vector<std::pair<std::string, std::string>> open_tasks;
-};
 
 class CoordinatorMetrics {
  public:

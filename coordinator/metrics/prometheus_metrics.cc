@@ -16,8 +16,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "benchfleet/v1/fleet.pb.h"
+#include "common/proto_time.h"
 #include "common/stats/spread.h"
-#include "coordinator/ingest/rejection_codes.h"
+#include "common/rejection_codes.h"
 
 namespace benchfleet::coordinator {
 namespace {
@@ -521,10 +522,7 @@ void PrometheusMetrics::RunStored(const v1::RunRecord& record) {
   // When the values above were measured, so that a replica an agent has left, still holding its
   // older values, can be told from the one it moved to (rules.yml's :latest rules).
   if (series.last_start == nullptr) series.last_start = &last_start_->Add(RunLabelSet(labels, ""));
-  const absl::Time start = record.has_start_time()
-                               ? absl::FromUnixSeconds(record.start_time().seconds()) +
-                                     absl::Nanoseconds(record.start_time().nanos())
-                               : absl::Now();
+  const absl::Time start = record.has_start_time() ? ToTime(record.start_time()) : absl::Now();
   series.last_start->Set(absl::ToDoubleSeconds(start - absl::UnixEpoch()));
   WindowLocked(series, record, figures.headlines);
 }

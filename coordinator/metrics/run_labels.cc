@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/figures.h"
+#include "common/proto_time.h"
 
 namespace benchfleet::coordinator {
 namespace {
@@ -103,8 +104,7 @@ RunFigures RunFiguresOf(const v1::RunRecord& record) {
     return figures;
   }
   if (record.has_wall_duration()) {
-    figures.wall_seconds = static_cast<double>(record.wall_duration().seconds()) +
-                           static_cast<double>(record.wall_duration().nanos()) * 1e-9;
+    figures.wall_seconds = ToSeconds(record.wall_duration());
   }
   // The headline figures in record order (a repeated name keeps its first place and its last
   // value), then by rank.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/figures.h"
+#include "common/proto_time.h"
 #include "common/record_validation.h"
 #include "common/stats/mann_whitney.h"
 
@@ -39,7 +40,7 @@ std::optional<KeyFigure> KeyFigureOf(const v1::RunRecord& run) {
     }
   }
   if (!run.has_wall_duration()) return std::nullopt;
-  const double wall = static_cast<double>(run.wall_duration().seconds()) + run.wall_duration().nanos() * 1e-9;
+  const double wall = ToSeconds(run.wall_duration());
   return KeyFigure{kWallSeconds, "wall time", "s", v1::BETTER_LOWER, wall};
 }
 

@@ -881,11 +881,7 @@ void Scheduler::RunsStored(const std::vector<v1::RunRecord>& records) {
   else if (!counts.empty()) s.Bump();
 
   for (const v1::RunRecord& r : records) {
-    if (!IsUuid(r.task_id()) || r.status().code() != v1::RunStatus::CODE_OK) continue;
-    if (std::any_of(r.flags().begin(), r.flags().end(), [](const v1::Flag& f) { return IsExcludingFlag(f.code()); })) {
-      continue;
-    }
-    s.CheckRegressionOf(r);
+    if (IsUuid(r.task_id()) && IsAcceptedRun(r)) s.CheckRegressionOf(r);
   }
 }
 

@@ -19,7 +19,7 @@
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/fleet.pb.h"
 #include "benchfleet/v1/record.pb.h"
-#include "coordinator/metrics/coordinator_metrics.h"
+#include "coordinator/store/fleet_snapshot.h"
 
 namespace benchfleet::coordinator {
 

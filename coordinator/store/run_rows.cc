@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/figures.h"
 #include "common/hashing.h"
+#include "common/proto_time.h"
 #include "common/record_validation.h"
 #include "coordinator/store/civil_time.h"
 #include "coordinator/store/pg_text.h"
@@ -238,8 +239,7 @@ absl::Status AppendRunRow(const v1::RunRecord& record, PreparedRuns* out) {
   AppendTimestamp(record.has_end_time(), record.end_time(), &line);
   Tab(&line);
   if (record.has_wall_duration()) {
-    AppendJsonNumber(record.wall_duration().seconds() + record.wall_duration().nanos() / 1e9,
-                     &line);
+    AppendJsonNumber(ToSeconds(record.wall_duration()), &line);
   } else {
     AppendCopyNull(&line);
   }

@@ -1,4 +1,5 @@
 #include "synthesis/analysis/run_row.h"
+#include "common/proto_time.h"
 
 #include <algorithm>
 #include <cstring>
@@ -87,7 +88,7 @@ RunRow* RunRowStore::Add(const v1::RunRecord& r) {
   row.start_seconds = r.start_time().seconds();
   row.start_nanos = r.start_time().nanos();
   row.has_wall_duration = r.has_wall_duration();
-  row.wall_seconds = static_cast<double>(r.wall_duration().seconds()) + r.wall_duration().nanos() / 1e9;
+  row.wall_seconds = ToSeconds(r.wall_duration());
 
   // Params, sorted by key; the previous row's array when they are the same (a series' runs share them).
   if (!r.params().empty()) {

@@ -19,9 +19,6 @@ namespace {
 // The figure of runs whose records carry no declaration: the run's wall time.
 constexpr std::string_view kWallSeconds = "wall_seconds";
 
-// The flags of the accepted-run rule, and INVALIDATED (an operator's annotation, a row flag here).
-bool IsExcludedRun(std::string_view code) { return IsExcludingFlag(code) || code == kInvalidatedCode; }
-
 // A cell key that refers to a row's strings: looked up per row without copying them.
 struct CellKeyView {
   std::string_view task, machine, backend, mode, matrix;
@@ -138,7 +135,7 @@ Cell BuildCell(const CellKey& key, const std::vector<const RunRow*>& runs, Sourc
       continue;
     }
     auto flag = std::find_if(r->flags.begin(), r->flags.end(),
-                             [](const RunRow::Flag& f) { return IsExcludedRun(f.code); });
+                             [](const RunRow::Flag& f) { return ExcludesRun(f.code); });
     if (flag != r->flags.end()) {
       cell.excluded.push_back(ExcludedRun{std::string(r->run_id), r->call_index, std::string(flag->code),
                                           std::string(flag->reason), figure});

@@ -21,7 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/hashing.h"
-#include "coordinator/ingest/rejection_codes.h"
+#include "common/rejection_codes.h"
 #include "coordinator/metrics/figure_window.h"
 #include "coordinator/metrics/prometheus_metrics.h"
 #include "coordinator/metrics/run_labels.h"
