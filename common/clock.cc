@@ -58,19 +58,31 @@ Clock& SystemClock() {
   return *clock;
 }
 
-SimulatedClock::SimulatedClock(absl::Time start) : elapsed_(absl::ZeroDuration()), start_(start) {}
+SimulatedClock::SimulatedClock(absl::Time start) : SimulatedClock(SimulatedClockOptions{.start = start}) {}
+
+SimulatedClock::SimulatedClock(SimulatedClockOptions options) : options_(options), elapsed_(absl::ZeroDuration()) {}
 
 absl::Time SimulatedClock::Now() {
   std::lock_guard<std::mutex> lock(mu_);
-  return start_ + elapsed_;
+  return options_.start + elapsed_;
 }
 
 absl::Duration SimulatedClock::Monotonic() {
   std::lock_guard<std::mutex> lock(mu_);
+  elapsed_ += options_.step_per_reading;
   return elapsed_;
 }
 
 void SimulatedClock::SleepFor(absl::Duration d) {
+  if (options_.sleeps_advance) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      sleeps_.push_back(d);
+      elapsed_ += d;
+    }
+    std::this_thread::yield();  // other threads of the test make progress between paced steps
+    return;
+  }
   std::unique_lock<std::mutex> lock(mu_);
   const absl::Duration deadline = elapsed_ + d;
   ++sleepers_;
@@ -80,6 +92,12 @@ void SimulatedClock::SleepFor(absl::Duration d) {
 }
 
 bool SimulatedClock::WaitForStop(const std::stop_token& stop, absl::Duration d) {
+  if (options_.sleeps_advance) {
+    if (during_wait_) during_wait_();
+    if (stop.stop_requested()) return true;
+    SleepFor(d);
+    return stop.stop_requested();
+  }
   // Registered before the lock is taken: a stop requested already runs the callback right here.
   std::stop_callback wake(stop, [this] {
     std::lock_guard<std::mutex> lock(mu_);
@@ -104,5 +122,19 @@ int SimulatedClock::sleepers() {
   std::lock_guard<std::mutex> lock(mu_);
   return sleepers_;
 }
+
+std::vector<absl::Duration> SimulatedClock::sleeps() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sleeps_;
+}
+
+absl::Duration SimulatedClock::slept() {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Duration total;
+  for (const absl::Duration d : sleeps_) total += d;
+  return total;
+}
+
+void SimulatedClock::SetDuringWait(std::function<void()> during_wait) { during_wait_ = std::move(during_wait); }
 
 }  // namespace benchfleet

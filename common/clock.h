@@ -8,8 +8,10 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <stop_token>
+#include <vector>
 
 #include "absl/time/time.h"
 
@@ -40,11 +42,25 @@ class Clock {
 // Returns the process-wide real clock.
 Clock& SystemClock();
 
-// A clock that moves only when the test says so. SleepFor blocks until Advance() has moved the
-// clock past the deadline, so code under test that sleeps can be stepped deterministically.
+// How a SimulatedClock moves besides Advance().
+struct SimulatedClockOptions {
+  absl::Time start = absl::FromUnixSeconds(1767225600);  // 2026-01-01
+  // False: SleepFor and WaitForStop block until Advance() has moved the clock past the wait (the
+  // test steps a thread that sleeps). True: they move the clock by the wait at once and return
+  // (code under test that is the only thread: a backend, the runner, back-offs, paced loops); the
+  // waits are noted (sleeps(), slept()).
+  bool sleeps_advance = false;
+  // Every Monotonic() reading first moves the clock by this much, so that a deadline loop ends
+  // without waiting and a duration measured is an exact count of readings.
+  absl::Duration step_per_reading = absl::ZeroDuration();
+};
+
+// The one clock of the tests: it moves only when the test says so (Advance), or, with
+// sleeps_advance, by exactly what the code under test waits. Nothing sleeps for real.
 class SimulatedClock : public Clock {
  public:
   explicit SimulatedClock(absl::Time start = absl::FromUnixSeconds(1767225600));  // 2026-01-01
+  explicit SimulatedClock(SimulatedClockOptions options);
 
   absl::Time Now() override;
   absl::Duration Monotonic() override;
@@ -59,12 +75,23 @@ class SimulatedClock : public Clock {
   // Returns how many threads are blocked in SleepFor or WaitForStop right now.
   int sleepers();
 
+  // With sleeps_advance: every wait so far, in order, and their total.
+  std::vector<absl::Duration> sleeps();
+  absl::Duration slept();
+
+  // With sleeps_advance: called at the start of each WaitForStop, before the clock moves; it
+  // stands for another thread acting while the code under test waits (e.g. a stop request, which
+  // then ends the wait at once with no time taken). Set before the code under test runs.
+  void SetDuringWait(std::function<void()> during_wait);
+
  private:
+  const SimulatedClockOptions options_;
   std::mutex mu_;
   std::condition_variable cv_;
   absl::Duration elapsed_;  // guarded by mu_
-  const absl::Time start_;
   int sleepers_ = 0;  // guarded by mu_
+  std::vector<absl::Duration> sleeps_;  // guarded by mu_
+  std::function<void()> during_wait_;
 };
 
 }  // namespace benchfleet

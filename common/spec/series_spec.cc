@@ -11,12 +11,100 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/spec/spec_limits.h"
 #include "common/yaml_error.h"
 #include "common/string_views.h"
 #include "common/yaml_text.h"
 
 namespace benchfleet {
 namespace {
+
+// The fleet keys of the spec's root map (FleetFields).
+absl::StatusOr<FleetFields> ParseFleetFields(const YAML::Node& root, const std::string& source) {
+  const YamlErrorAt error(source);
+  FleetFields fields;
+  if (const YAML::Node node = root["targets"]) {
+    absl::StatusOr<TargetSelector> targets = ParseTargets(node, source);
+    if (!targets.ok()) return targets.status();
+    fields.targets = *std::move(targets);
+  }
+
+  if (const YAML::Node node = root["deadline"]; node && !node.IsNull()) {
+    const std::string text = node.IsScalar() ? node.Scalar() : "";
+    const absl::Status bad = error(
+        node, absl::StrCat("field deadline: must be a duration after submission (2h, 90m) or an RFC 3339 "
+                           "time (2026-01-02T03:00:00Z), got '",
+                           text, "'"));
+    if (!node.IsScalar()) return bad;
+    absl::Time at;
+    std::string parse_error;
+    if (absl::ParseTime(absl::RFC3339_full, text, &at, &parse_error)) {
+      fields.deadline_at = at;
+    } else {
+      absl::StatusOr<absl::Duration> in = ParseSpecDuration(node, "deadline", source, kMaxSpecDeadline);
+      if (absl::Duration d; !in.ok() && absl::ParseDuration(text, &d) && d > kMaxSpecDeadline) {
+        return error(node, absl::StrCat("field deadline: ", DurationAboveBound(d, kMaxSpecDeadline)));
+      }
+      if (!in.ok()) return bad;
+      if (*in <= absl::ZeroDuration()) return error(node, "field deadline: must be more than 0");
+      fields.deadline_in = *in;
+    }
+  }
+
+  if (const YAML::Node node = root["retry"]; node && !node.IsNull()) {
+    if (!node.IsMap()) return error(node, "field retry: must be a map such as {max_attempts: 3}");
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      if (key != "max_attempts") {
+        return error(kv.first, absl::StrCat("field retry.", key, ": unknown key (expected max_attempts)"));
+      }
+      int n = 0;
+      bool ok = kv.second.IsScalar();
+      if (ok) {
+        try {
+          n = kv.second.as<int>();
+        } catch (const YAML::Exception&) {
+          ok = false;
+        }
+      }
+      if (!ok || n < 1 || n > kMaxTaskAttempts) {
+        return error(kv.second, absl::StrCat("field retry.max_attempts: must be a whole number from 1 to ",
+                                             kMaxTaskAttempts, " (1: no retry)"));
+      }
+      fields.retry_max = n;
+    }
+  }
+
+  if (const YAML::Node node = root["regression"]; node && !node.IsNull()) {
+    if (!node.IsMap()) {
+      return error(node, "field regression: must be a map such as {baseline_runs: 5, threshold: 0.05}");
+    }
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      const std::string text = kv.second.IsScalar() ? kv.second.Scalar() : "";
+      if (key == "baseline_runs") {
+        int n = 0;
+        if (!absl::SimpleAtoi(text, &n) || n < kMinBaselineRuns || n > kMaxBaselineRuns) {
+          return error(kv.second, absl::StrCat("field regression.baseline_runs: must be a whole number from ",
+                                               kMinBaselineRuns, " to ", kMaxBaselineRuns, ", got '", text, "'"));
+        }
+        fields.baseline_runs = n;
+      } else if (key == "threshold") {
+        double t = 0;
+        if (!absl::SimpleAtod(text, &t) || !std::isfinite(t) || t <= 0 || t >= 1) {
+          return error(kv.second, absl::StrCat("field regression.threshold: must be a fraction between 0 and 1 "
+                                               "(0.05 means 5%), got '",
+                                               text, "'"));
+        }
+        fields.regression_threshold = t;
+      } else {
+        return error(kv.first, absl::StrCat("field regression.", key,
+                                            ": unknown key (expected baseline_runs, threshold)"));
+      }
+    }
+  }
+  return fields;
+}
 
 constexpr const char* kRunsKeys[] = {"validation", "cold", "warm", "repetitions", "pause_between_runs",
                                      "throughput_drop_threshold"};
@@ -337,12 +425,9 @@ absl::StatusOr<SeriesSpec> Parse(const YAML::Node& root, std::string_view text, 
     if (!matrix.ok()) return matrix.status();
     spec.matrix = std::move(*matrix);
   }
-  // Reserved: kept as given. A missing key stays a null node (yaml-cpp's undefined nodes throw
-  // when used, so they are never stored).
-  for (auto [key, out] : {std::pair{"targets", &spec.targets}, std::pair{"deadline", &spec.deadline},
-                          std::pair{"retry", &spec.retry}, std::pair{"regression", &spec.regression}}) {
-    if (const YAML::Node node = root[key]) *out = node;
-  }
+  absl::StatusOr<FleetFields> fleet = ParseFleetFields(root, spec.source);
+  if (!fleet.ok()) return fleet.status();
+  spec.fleet = *std::move(fleet);
   return spec;
 }
 

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "common/env.h"
 #include "common/output_determinism.h"
+#include "common/spec/target_selector.h"
 #include "common/stats/spread.h"
 #include "yaml-cpp/yaml.h"
 
@@ -34,6 +35,27 @@ inline constexpr absl::Duration kMaxSpecDuration = absl::Hours(24);
 inline constexpr absl::Duration kMaxStopGrace = absl::Minutes(10);
 // The fleet deadline (read by the coordinator): at most 30 days after submission.
 inline constexpr absl::Duration kMaxSpecDeadline = absl::Hours(24 * 30);
+
+// The spec's fleet keys: `targets` (which agents), `deadline` (a duration after submission or an
+// RFC 3339 time), `retry` ({max_attempts: N}) and `regression` ({baseline_runs, threshold}), each
+// checked with its line named when present; their bounds are in spec_limits.h. Absent: no targets
+// (a spec run by one agent alone needs none; the coordinator refuses a submission without them),
+// no deadline, no retry, the coordinator's regression policy.
+struct FleetFields {
+  std::optional<TargetSelector> targets;
+  std::optional<int> baseline_runs;            // regression.baseline_runs
+  std::optional<double> regression_threshold;  // regression.threshold
+  std::optional<absl::Time> deadline_at;      // an RFC 3339 time
+  std::optional<absl::Duration> deadline_in;  // after submission
+  int retry_max = 1;
+
+  std::optional<absl::Time> DeadlineFor(absl::Time submitted) const {
+    if (deadline_at.has_value()) return deadline_at;
+    if (deadline_in.has_value()) return submitted + *deadline_in;
+    return std::nullopt;
+  }
+};
+
 
 // Returns "" when d is at most max, else the end of an error message naming the bound:
 // "must be at most 24h, got 100000000h". For the backends' own duration keys (inline: the
@@ -117,11 +139,9 @@ struct SeriesSpec {
   // The matrix axes in the spec's order; empty when the spec has no matrix.
   std::vector<MatrixAxis> matrix;
 
-  // Reserved for fleet scheduling (later issues): accepted as any YAML value and kept, unused.
-  YAML::Node targets;
-  YAML::Node deadline;
-  YAML::Node retry;
-  YAML::Node regression;  // the coordinator's regression check: baseline_runs, threshold
+  // The fleet keys, which the coordinator reads (coordinator/scheduler/README.md); an agent
+  // running a spec alone checks them and does not use them.
+  FleetFields fleet;
 };
 
 // Parses a spec. source_name names it in messages ("SOURCE:LINE: ..."). INVALID_ARGUMENT naming

@@ -22,6 +22,14 @@ inline constexpr size_t kMaxSpecBytes = size_t{1} << 20;
 inline constexpr size_t kAgentStreamHeadroomBytes = size_t{3} << 20;
 inline constexpr int kAgentMaxReceiveBytes = static_cast<int>(kMaxSpecBytes + kAgentStreamHeadroomBytes);
 
+// The bounds of the fleet keys (series_spec.h FleetFields): retry.max_attempts from 1 to
+// kMaxTaskAttempts; regression.baseline_runs from kMinBaselineRuns (fewer says little of a
+// machine's usual level: the scheduler's regression check, coordinator/scheduler/regression.h,
+// gives no verdict below it) to kMaxBaselineRuns.
+inline constexpr int kMaxTaskAttempts = 100;
+inline constexpr int kMinBaselineRuns = 3;
+inline constexpr int kMaxBaselineRuns = 100;
+
 // Returns OK for a spec of at most kMaxSpecBytes, else INVALID_ARGUMENT
 // "SOURCE: the spec is N bytes, over the limit of M bytes (1 MiB) ...".
 inline absl::Status CheckSpecSize(size_t bytes, std::string_view source) {

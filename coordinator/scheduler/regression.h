@@ -21,13 +21,14 @@
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/fleet.pb.h"
 #include "benchfleet/v1/record.pb.h"
+#include "common/spec/spec_limits.h"
 #include "coordinator/store/fleet_store.h"
 
 namespace benchfleet::coordinator {
 
-// A baseline needs at least this many runs for a verdict: with fewer, even a complete separation
-// from a sample of any size says little about the machine's usual level.
-inline constexpr int kMinBaselineRuns = 3;
+// A baseline needs at least kMinBaselineRuns (common/spec/spec_limits.h, the bound the spec's
+// regression.baseline_runs is checked against) runs for a verdict: with fewer, even a complete
+// separation from a sample of any size says little about the machine's usual level.
 // The significance level of the test (two-sided).
 inline constexpr double kRegressionLevel = 0.05;
 // The largest sample read for one verdict (its newest runs): far more than significance needs,

@@ -21,14 +21,11 @@
 #include "coordinator/log.h"
 #include "coordinator/scheduler/cron.h"
 #include "coordinator/scheduler/regression.h"
-#include "coordinator/scheduler/target_selector.h"
 #include "coordinator/store/fleet_store.h"
 
 namespace benchfleet::coordinator {
 namespace {
 
-constexpr int kMaxAttempts = 100;
-constexpr int kMaxBaselineRuns = 100;
 constexpr char kDefaultSource[] = "spec";
 
 
@@ -65,112 +62,9 @@ const char* UpdateKind(const v1::TaskUpdate& update) {
   return "empty update";
 }
 
-// The spec's fleet keys (`targets`, `deadline`, `retry`, `regression`): README.md beside this file.
-struct FleetFields {
-  TargetSelector targets;
-  std::optional<int> baseline_runs;            // regression.baseline_runs
-  std::optional<double> regression_threshold;  // regression.threshold
-  std::optional<absl::Time> deadline_at;      // an RFC 3339 time
-  std::optional<absl::Duration> deadline_in;  // after submission
-  int retry_max = 1;
-
-  std::optional<absl::Time> DeadlineFor(absl::Time submitted) const {
-    if (deadline_at.has_value()) return deadline_at;
-    if (deadline_in.has_value()) return submitted + *deadline_in;
-    return std::nullopt;
-  }
-};
-
-absl::StatusOr<FleetFields> ParseFleetFields(const SeriesSpec& spec) {
-  const YamlErrorAt error(spec.source);
-  FleetFields fields;
-  absl::StatusOr<TargetSelector> targets = ParseTargets(spec.targets, spec.source);
-  if (!targets.ok()) return targets.status();
-  fields.targets = *std::move(targets);
-
-  if (spec.deadline.IsDefined() && !spec.deadline.IsNull()) {
-    const YAML::Node& node = spec.deadline;
-    const std::string text = node.IsScalar() ? node.Scalar() : "";
-    const absl::Status bad = error(
-        node, absl::StrCat("field deadline: must be a duration after submission (2h, 90m) or an RFC 3339 "
-                           "time (2026-01-02T03:00:00Z), got '",
-                           text, "'"));
-    if (!node.IsScalar()) return bad;
-    absl::Time at;
-    std::string parse_error;
-    if (absl::ParseTime(absl::RFC3339_full, text, &at, &parse_error)) {
-      fields.deadline_at = at;
-    } else {
-      absl::StatusOr<absl::Duration> in = ParseSpecDuration(node, "deadline", spec.source, kMaxSpecDeadline);
-      if (absl::Duration d; !in.ok() && absl::ParseDuration(text, &d) && d > kMaxSpecDeadline) {
-        return error(node, absl::StrCat("field deadline: ", DurationAboveBound(d, kMaxSpecDeadline)));
-      }
-      if (!in.ok()) return bad;
-      if (*in <= absl::ZeroDuration()) return error(node, "field deadline: must be more than 0");
-      fields.deadline_in = *in;
-    }
-  }
-
-  if (spec.retry.IsDefined() && !spec.retry.IsNull()) {
-    const YAML::Node& node = spec.retry;
-    if (!node.IsMap()) return error(node, "field retry: must be a map such as {max_attempts: 3}");
-    for (const auto& kv : node) {
-      const std::string key = kv.first.as<std::string>();
-      if (key != "max_attempts") {
-        return error(kv.first, absl::StrCat("field retry.", key, ": unknown key (expected max_attempts)"));
-      }
-      int n = 0;
-      bool ok = kv.second.IsScalar();
-      if (ok) {
-        try {
-          n = kv.second.as<int>();
-        } catch (const YAML::Exception&) {
-          ok = false;
-        }
-      }
-      if (!ok || n < 1 || n > kMaxAttempts) {
-        return error(kv.second, absl::StrCat("field retry.max_attempts: must be a whole number from 1 to ",
-                                             kMaxAttempts, " (1: no retry)"));
-      }
-      fields.retry_max = n;
-    }
-  }
-
-  if (spec.regression.IsDefined() && !spec.regression.IsNull()) {
-    const YAML::Node& node = spec.regression;
-    if (!node.IsMap()) {
-      return error(node, "field regression: must be a map such as {baseline_runs: 5, threshold: 0.05}");
-    }
-    for (const auto& kv : node) {
-      const std::string key = kv.first.as<std::string>();
-      const std::string text = kv.second.IsScalar() ? kv.second.Scalar() : "";
-      if (key == "baseline_runs") {
-        int n = 0;
-        if (!absl::SimpleAtoi(text, &n) || n < kMinBaselineRuns || n > kMaxBaselineRuns) {
-          return error(kv.second, absl::StrCat("field regression.baseline_runs: must be a whole number from ",
-                                               kMinBaselineRuns, " to ", kMaxBaselineRuns, ", got '", text, "'"));
-        }
-        fields.baseline_runs = n;
-      } else if (key == "threshold") {
-        double t = 0;
-        if (!absl::SimpleAtod(text, &t) || !std::isfinite(t) || t <= 0 || t >= 1) {
-          return error(kv.second, absl::StrCat("field regression.threshold: must be a fraction between 0 and 1 "
-                                               "(0.05 means 5%), got '",
-                                               text, "'"));
-        }
-        fields.regression_threshold = t;
-      } else {
-        return error(kv.first, absl::StrCat("field regression.", key,
-                                            ": unknown key (expected baseline_runs, threshold)"));
-      }
-    }
-  }
-  return fields;
-}
-
 struct ParsedSubmission {
   SeriesSpec spec;
-  FleetFields fields;
+  const FleetFields& fields() const { return spec.fleet; }
 };
 
 absl::StatusOr<ParsedSubmission> ParseSubmission(const std::string& yaml, const std::string& source_name) {
@@ -179,9 +73,12 @@ absl::StatusOr<ParsedSubmission> ParseSubmission(const std::string& yaml, const 
   if (absl::Status size = CheckSpecSize(yaml.size(), source); !size.ok()) return size;
   absl::StatusOr<SeriesSpec> spec = ParseSeriesSpec(yaml, source);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<FleetFields> fields = ParseFleetFields(*spec);
-  if (!fields.ok()) return fields.status();
-  return ParsedSubmission{*std::move(spec), *std::move(fields)};
+  if (!spec->fleet.targets.has_value()) {
+    // A spec an agent runs alone needs no targets; a submission does.
+    absl::StatusOr<TargetSelector> none = ParseTargets(YAML::Node(), source);
+    return none.ok() ? absl::InvalidArgumentError("field targets: missing") : none.status();
+  }
+  return ParsedSubmission{*std::move(spec)};
 }
 
 }  // namespace
@@ -413,12 +310,12 @@ struct Scheduler::State {
     v1::SubmitSeriesResponse response;
     std::vector<std::string> agents;
     for (const v1::Machine& m : *machines) {
-      if (parsed->fields.targets.Matches(m)) agents.push_back(m.agent_id());
+      if (parsed->fields().targets->Matches(m.agent_id(), m.conditions())) agents.push_back(m.agent_id());
     }
     std::sort(agents.begin(), agents.end());
     if (agents.empty()) {
       return absl::FailedPreconditionError(absl::StrCat("no agent matches targets ",
-                                                        parsed->fields.targets.Describe(), " (",
+                                                        parsed->fields().targets->Describe(), " (",
                                                         machines->size(), " agents known)"));
     }
     for (const std::string& a : agents) response.add_agent_ids(a);
@@ -432,8 +329,8 @@ struct Scheduler::State {
     row.spec_yaml = yaml;
     row.source_name = source_name.empty() ? kDefaultSource : source_name;
     row.created = now;
-    row.deadline = parsed->fields.DeadlineFor(now);
-    row.retry_max = parsed->fields.retry_max;
+    row.deadline = parsed->fields().DeadlineFor(now);
+    row.retry_max = parsed->fields().retry_max;
     row.schedule_id = schedule_id;
     row.slot_time = slot;
     absl::StatusOr<std::string> id = store->CreateSeries(row, agents);
@@ -571,8 +468,8 @@ struct Scheduler::State {
     if (!series.ok()) return policy;
     absl::StatusOr<ParsedSubmission> parsed = ParseSubmission(series->spec_yaml, series->source_name);
     if (parsed.ok()) {
-      policy.baseline_runs = parsed->fields.baseline_runs.value_or(policy.baseline_runs);
-      policy.threshold = parsed->fields.regression_threshold.value_or(policy.threshold);
+      policy.baseline_runs = parsed->fields().baseline_runs.value_or(policy.baseline_runs);
+      policy.threshold = parsed->fields().regression_threshold.value_or(policy.threshold);
     }
     std::lock_guard<std::mutex> lock(mu);
     if (task_policy.size() > 100000) task_policy.clear();

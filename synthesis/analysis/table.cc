@@ -65,7 +65,7 @@ std::map<CellKey, std::vector<const RunRow*>> GroupByCell(const std::vector<cons
 void AppendTraps(const CellKey& key, const std::vector<const RunRow*>& runs, std::vector<Trap>* traps) {
   for (const auto* r : runs) {
     if (r->status == v1::RunStatus::CODE_FAILED) {
-      traps->push_back(Trap{key, std::string(r->run_id), r->call_index, "FAILED", std::string(r->status_message)});
+      traps->push_back(Trap{key, std::string(r->run_id), r->call_index, "FAILED", std::string(r->status_message), /*cause=*/""});
     }
     std::string cause;
     for (const auto& f : r->flags) {

@@ -14,7 +14,6 @@
 #include <tuple>
 #include <utility>
 
-#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 #include "absl/container/flat_hash_set.h"
@@ -22,7 +21,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/proto_json.h"
+#include "common/proto_time.h"
 #include "common/record_validation.h"
+#include "coordinator/store/reader_queries.h"
 #include "coordinator/store/verdict_queries.h"
 #include "google/protobuf/arena.h"
 
@@ -32,12 +33,6 @@ namespace {
 // What the messages call a record read from the database (Skipped::path).
 constexpr char kDatabaseSource[] = "database";
 
-absl::Time StartOf(const v1::RunRecord& record) {
-  return absl::FromUnixSeconds(record.start_time().seconds()) +
-         absl::Nanoseconds(record.start_time().nanos());
-}
-
-std::string FormatUtc(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", t, absl::UTCTimeZone()); }
 
 constexpr int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -399,7 +394,7 @@ bool RecordMatches(const RecordFilter& filter, const v1::RunRecord& record) {
       std::find(filter.tasks.begin(), filter.tasks.end(), record.task()) == filter.tasks.end()) {
     return false;
   }
-  if (filter.since.has_value() && (!record.has_start_time() || StartOf(record) < *filter.since)) return false;
+  if (filter.since.has_value() && (!record.has_start_time() || ToTime(record.start_time()) < *filter.since)) return false;
   return true;
 }
 
@@ -413,16 +408,6 @@ bool RecordMatches(const RecordFilter& filter, const RunRow& row) {
     return false;
   }
   return true;
-}
-
-std::string RecordsCopySql(const std::vector<std::string>& quoted_tasks, const std::optional<absl::Time>& since) {
-  std::vector<std::string> where;
-  if (!quoted_tasks.empty()) where.push_back(absl::StrCat("task IN (", absl::StrJoin(quoted_tasks, ", "), ")"));
-  if (since.has_value()) where.push_back(absl::StrCat("start_time >= '", FormatUtc(*since), "'::timestamptz"));
-  // record_pb when the store wrote one (migration 0003), else the JSON: each row carries one.
-  return absl::StrCat("COPY (SELECT record_pb, CASE WHEN record_pb IS NULL THEN record END FROM runs",
-                      where.empty() ? "" : " WHERE ",
-                      absl::StrJoin(where, " AND "), ") TO STDOUT");
 }
 
 StoredVerdict ToStoredVerdict(v1::RegressionCheck check) {
@@ -486,7 +471,7 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
     pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
     std::vector<std::string> quoted_tasks;
     for (const std::string& task : filter.tasks) quoted_tasks.push_back(tx.quote(task));
-    const std::string copy_sql = RecordsCopySql(quoted_tasks, filter.since);
+    const std::string copy_sql = coordinator::RecordsCopySql(quoted_tasks, filter.since);
 
     step = "reading the runs";
     std::vector<OldestFirstKey> read;  // the records or rows, oldest first, wherever they are kept
@@ -506,24 +491,23 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
     // runs, so the guide shows them and excludes invalidated runs. A database made before the
     // fleet migration has no run_annotations table.
     step = "reading the run annotations";
-    if (!read.empty() && tx.exec("SELECT to_regclass('run_annotations') IS NOT NULL")[0][0].as<bool>()) {
-      const pqxx::result rows =
-          tx.exec("SELECT run_id::text, code, reason FROM run_annotations ORDER BY run_id, created, code");
+    if (!read.empty()) {
+      const std::vector<coordinator::RunAnnotationRow> annotations = coordinator::SelectRunAnnotations(tx);
       // Most databases hold none: index the records only when there is something to attach.
       std::map<std::string, const OldestFirstKey*> by_id;
-      if (!rows.empty()) {
+      if (!annotations.empty()) {
         for (const OldestFirstKey& k : read) by_id[absl::AsciiStrToLower(std::string(k.run_id()))] = &k;
       }
-      for (const auto& row : rows) {
-        const auto it = by_id.find(row[0].c_str());
+      for (const coordinator::RunAnnotationRow& a : annotations) {
+        const auto it = by_id.find(a.run_id);
         if (it == by_id.end()) continue;
         const OldestFirstKey& k = *it->second;
         if (k.row != nullptr) {
-          k.store->AddFlag(k.row, row[1].c_str(), row[2].c_str());
+          k.store->AddFlag(k.row, a.code, a.reason);
         } else {
           v1::Flag* flag = k.record->add_flags();
-          flag->set_code(row[1].c_str());
-          flag->set_reason(row[2].c_str());
+          flag->set_code(a.code);
+          flag->set_reason(a.reason);
         }
       }
     }
@@ -552,15 +536,9 @@ absl::StatusOr<ReadResult> ReadRecordsFromDatabase(const std::string& url, const
       step = "reading the conditions";
       std::vector<std::string> sorted(fingerprints.begin(), fingerprints.end());
       std::sort(sorted.begin(), sorted.end());
-      const std::string wanted = nlohmann::json(sorted).dump();
-      pqxx::result rows = tx.exec_params(
-          "SELECT fingerprint, conditions::text FROM conditions "
-          "WHERE fingerprint IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY fingerprint",
-          wanted);
-      for (const auto& row : rows) {
+      for (const auto& [fingerprint, json] : coordinator::SelectConditionsJson(tx, sorted)) {
         v1::MachineConditions conditions;
-        const std::string fingerprint = row[0].c_str();
-        absl::Status parsed = JsonToMessage(row[1].c_str(), &conditions, /*ignore_unknown_fields=*/true);
+        absl::Status parsed = JsonToMessage(json, &conditions, /*ignore_unknown_fields=*/true);
         if (!parsed.ok()) {
           result.skipped.push_back(
               {kDatabaseSource, 0, absl::StrCat("conditions ", fingerprint, " unreadable: ", parsed.message())});

@@ -1,7 +1,7 @@
 // Reads run records straight from a coordinator's PostgreSQL database (the `runs` and `conditions`
 // tables of coordinator/migrations), for `benchfleet guide --database-url` and the guide
-// benchmark. The one SQL outside coordinator/store/, read-only; libpqxx stays inside the .cc and
-// its exceptions become Status. Stateless; thread-safe (each call opens its own connection).
+// benchmark, read-only, with the store's own statements (coordinator/store/reader_queries.h: no
+// SQL is written here); libpqxx stays inside the .cc and its exceptions become Status. Stateless; thread-safe (each call opens its own connection).
 #ifndef BENCHFLEET_SYNTHESIS_READERS_DATABASE_READER_H_
 #define BENCHFLEET_SYNTHESIS_READERS_DATABASE_READER_H_
 
@@ -33,12 +33,6 @@ bool RecordMatches(const RecordFilter& filter, const RunRow& row);
 // lower-cased run_id (the order of Admin ListRuns reversed; PostgreSQL orders uuids that way).
 void SortRecordsOldestFirst(std::vector<v1::RunRecord>* records);
 
-// The one statement that reads the records (the guide benchmark's read baseline times this very
-// COPY, lines only), for the tasks and time of `filter`: each row is `record_pb` (the binary copy
-// the store writes since migration 0003) or, when that is NULL, `record` (the JSON);
-// `quoted_tasks` are the tasks as SQL literals (quoted by the connection).
-std::string RecordsCopySql(const std::vector<std::string>& quoted_tasks, const std::optional<absl::Time>& since);
-
 // A check as the Admin API's ListRegressionChecks gives it, as the guide reads it; what the
 // database reader and `benchfleet guide --coordinator` both turn each check into.
 StoredVerdict ToStoredVerdict(v1::RegressionCheck check);
@@ -49,7 +43,7 @@ void UnescapeCopyText(std::string* line);
 
 // Returns the records of the runs matching `filter`, oldest first (start_time, runs without one
 // first, then run_id: the order Admin ListRuns gives once reversed), read with one
-// RecordsCopySql's COPY, and the conditions of every fingerprint they name from the `conditions`
+// coordinator::RecordsCopySql's COPY, and the conditions of every fingerprint they name from the `conditions`
 // table. A record whose binary copy or JSON cannot be read goes to `skipped`
 // (path "database", line = its row in the COPY). No matching run is OK (empty records).
 // UNAVAILABLE when the database cannot be reached, INTERNAL for another database failure; the

@@ -44,6 +44,7 @@
 #include "common/version.h"
 #include "coordinator/store/migrator.h"
 #include "coordinator/store/pg_run_store.h"
+#include "coordinator/store/reader_queries.h"
 #include "google/protobuf/util/json_util.h"
 #include "synthesis/guide.h"
 #include "synthesis/readers/database_reader.h"
@@ -451,7 +452,7 @@ int Run(const Options& options) {
       pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(c);
       // The very bytes the guide reads: RecordsCopySql's statement, less "COPY " and " TO STDOUT"
       // (libpqxx 6.4's stream_from writes its "table" verbatim after COPY).
-      const std::string copy_sql = synthesis::RecordsCopySql({}, std::nullopt);
+      const std::string copy_sql = coordinator::RecordsCopySql({}, std::nullopt);
       pqxx::stream_from stream(tx, copy_sql.substr(5, copy_sql.size() - 5 - 10));
       std::string line;
       size_t rows = 0, bytes = 0;

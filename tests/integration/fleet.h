@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/poll.h"
 
 namespace benchfleet::testing {
 
@@ -48,17 +49,6 @@ int SimulateSeries(const std::string& work_dir, const std::string& cls, int runs
 
 // Returns the content of a file, or "" when it cannot be read.
 std::string ReadAll(const std::string& path);
-
-// Polls the condition every 50 ms until it holds or the timeout passes; returns the last value.
-template <typename F>
-bool PollUntil(F condition, absl::Duration timeout) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (!condition()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return true;
-}
 
 }  // namespace benchfleet::testing
 

@@ -11,6 +11,7 @@
 #include "benchfleet/v1/gateway.grpc.pb.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/version.h"
+#include "tests/support/poll.h"
 
 namespace benchfleet::agent::testing {
 
@@ -314,12 +315,7 @@ bool FakeGateway::SendToAgent(const v1::CoordinatorMessage& message) {
 }
 
 bool FakeGateway::WaitFor(const std::function<bool()>& condition, absl::Duration timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
+  return ::benchfleet::testing::PollUntil(condition, timeout, absl::Milliseconds(5));
 }
 
 }  // namespace benchfleet::agent::testing

@@ -28,29 +28,6 @@ using testing::ScopedTempDir;
 
 constexpr char kAgentId[] = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
 
-// A clock on which sleeping takes no real time: SleepFor jumps the clock forward by exactly the
-// sleep. Code that backs off or paces then runs at full speed while the clock adds up precisely
-// what it waited.
-class InstantClock : public Clock {
- public:
-  absl::Time Now() override { return absl::FromUnixSeconds(1767225600) + Monotonic(); }
-  absl::Duration Monotonic() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return elapsed_;
-  }
-  void SleepFor(absl::Duration d) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      elapsed_ += d;
-    }
-    std::this_thread::yield();
-  }
-
- private:
-  std::mutex mu_;
-  absl::Duration elapsed_;
-};
-
 class UplinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -280,7 +257,9 @@ TEST_F(UplinkTest, StopLeavesUnacknowledgedRecordsInTheOutbox) {
 }
 
 TEST_F(UplinkTest, UnreachableCoordinatorBacksOffByTheClockThenGivesUp) {
-  InstantClock clock;
+  // Sleeping takes no real time: back-offs and pacing run at full speed while the clock adds up
+  // exactly what they waited.
+  SimulatedClock clock({.sleeps_advance = true});
   Fill(1);
   UplinkOptions options = Options();
   const std::string target = absl::StrCat("127.0.0.1:", testing::UnusedLoopbackPort());
@@ -335,7 +314,9 @@ TEST_F(UplinkTest, SeveralCoordinatorsFailOverToTheNextWhenOneGoesAway) {
 }
 
 TEST_F(UplinkTest, AnUnreachableFirstCoordinatorCostsOneAttempt) {
-  InstantClock clock;
+  // Sleeping takes no real time: back-offs and pacing run at full speed while the clock adds up
+  // exactly what they waited.
+  SimulatedClock clock({.sleeps_advance = true});
   Fill(3);
   UplinkOptions options = Options();
   options.target = absl::StrCat("127.0.0.1:", testing::UnusedLoopbackPort(), ",", gateway_.address());
@@ -353,7 +334,9 @@ TEST_F(UplinkTest, AnUnreachableFirstCoordinatorCostsOneAttempt) {
 }
 
 TEST_F(UplinkTest, BackoffStartsOverAfterEachWelcome) {
-  InstantClock clock;
+  // Sleeping takes no real time: back-offs and pacing run at full speed while the clock adds up
+  // exactly what they waited.
+  SimulatedClock clock({.sleeps_advance = true});
   Fill(4);
   gateway_.DropOnNextBatches(2, /*store_first=*/false);
   UplinkOptions options = Options();
@@ -370,7 +353,9 @@ TEST_F(UplinkTest, BackoffStartsOverAfterEachWelcome) {
 }
 
 TEST_F(UplinkTest, SendRatePacesRecordsByTheClock) {
-  InstantClock clock;
+  // Sleeping takes no real time: back-offs and pacing run at full speed while the clock adds up
+  // exactly what they waited.
+  SimulatedClock clock({.sleeps_advance = true});
   Fill(3);
   UplinkOptions options = Options();
   options.clock = &clock;

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "coordinator/store/migrator.h"
 #include "coordinator/store/pg_run_store.h"
+#include "coordinator/store/reader_queries.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/pg_test_db.h"
@@ -38,9 +39,9 @@ TEST(UnescapeCopyTextTest, UndoesEveryEscapeOfTheTextFormat) {
 }
 
 TEST(RecordsCopySqlTest, SelectsTheRecordColumnWithTheFilters) {
-  EXPECT_EQ(RecordsCopySql({}, std::nullopt),
+  EXPECT_EQ(coordinator::RecordsCopySql({}, std::nullopt),
             "COPY (SELECT record_pb, CASE WHEN record_pb IS NULL THEN record END FROM runs) TO STDOUT");
-  EXPECT_EQ(RecordsCopySql({"'a'", "'it''s'"}, absl::FromUnixSeconds(kStart)),
+  EXPECT_EQ(coordinator::RecordsCopySql({"'a'", "'it''s'"}, absl::FromUnixSeconds(kStart)),
             "COPY (SELECT record_pb, CASE WHEN record_pb IS NULL THEN record END FROM runs "
             "WHERE task IN ('a', 'it''s') AND "
             "start_time >= '2026-01-01T00:00:00Z'::timestamptz) TO STDOUT");

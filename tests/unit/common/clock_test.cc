@@ -4,6 +4,7 @@
 #include <chrono>
 #include <stop_token>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -81,6 +82,33 @@ TEST(SystemClockTest, AStopEndsARealWaitOfADayAtOnce) {
   const auto waited = std::chrono::steady_clock::now() - start;
   stopper.join();
   EXPECT_LT(waited, std::chrono::seconds(5));
+}
+
+TEST(SimulatedClockTest, WithSleepsAdvanceAWaitMovesTheClockAtOnceAndIsNoted) {
+  SimulatedClock clock({.sleeps_advance = true});
+  const absl::Time start = clock.Now();
+  clock.SleepFor(absl::Seconds(2));  // returns at once: nothing else would advance the clock
+  std::stop_source stop;
+  EXPECT_FALSE(clock.WaitForStop(stop.get_token(), absl::Milliseconds(500)));
+  EXPECT_EQ(clock.Now(), start + absl::Milliseconds(2500));
+  EXPECT_EQ(clock.Monotonic(), absl::Milliseconds(2500));
+  EXPECT_EQ(clock.sleeps(), (std::vector<absl::Duration>{absl::Seconds(2), absl::Milliseconds(500)}));
+  EXPECT_EQ(clock.slept(), absl::Milliseconds(2500));
+  // A stop requested while the code under test waits (another thread, in a real program) ends the
+  // wait with no time taken.
+  clock.SetDuringWait([&] { stop.request_stop(); });
+  EXPECT_TRUE(clock.WaitForStop(stop.get_token(), absl::Hours(1)));
+  EXPECT_EQ(clock.slept(), absl::Milliseconds(2500));
+}
+
+TEST(SimulatedClockTest, EachMonotonicReadingCanMoveTheClockOneStep) {
+  SimulatedClock clock({.step_per_reading = absl::Milliseconds(1)});
+  const absl::Time start = clock.Now();
+  EXPECT_EQ(clock.Monotonic(), absl::Milliseconds(1));
+  EXPECT_EQ(clock.Monotonic(), absl::Milliseconds(2));
+  EXPECT_EQ(clock.Now(), start + absl::Milliseconds(2));  // reading the wall time moves nothing
+  clock.Advance(absl::Seconds(1));
+  EXPECT_EQ(clock.Monotonic(), absl::Milliseconds(1003));
 }
 
 TEST(SystemClockTest, AWaitWithoutAStopTakesItsDuration) {

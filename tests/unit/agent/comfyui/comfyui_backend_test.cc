@@ -21,28 +21,18 @@ namespace {
 
 using Json = nlohmann::json;
 
-// A clock that moves only when the test (or the fake server) says so; SleepFor moves it.
-class StepClock : public Clock {
- public:
-  absl::Time Now() override { return absl::FromUnixSeconds(1767225600) + elapsed_; }
-  absl::Duration Monotonic() override { return elapsed_; }
-  void SleepFor(absl::Duration d) override { elapsed_ += d; }
-  void Advance(absl::Duration d) { elapsed_ += d; }
-
- private:
-  absl::Duration elapsed_;
-};
-
+// The real filesystem with a clock that moves only when the test (or the fake server) says so, or
+// by what the backend sleeps.
 class ClockEnv : public EnvWrapper {
  public:
   ClockEnv() : EnvWrapper(Env::Default()) {}
   Clock& clock() override { return clock_; }
-  StepClock clock_;
+  SimulatedClock clock_{{.sleeps_advance = true}};
 };
 
 class FakeComfyUi : public HttpClient {
  public:
-  explicit FakeComfyUi(StepClock* clock) : clock_(clock) {}
+  explicit FakeComfyUi(SimulatedClock* clock) : clock_(clock) {}
 
   absl::StatusOr<HttpResponse> Send(const HttpRequest& request, const ChunkCallback&) override {
     const std::string path = request.url.substr(request.url.find('/', 7));
@@ -188,7 +178,7 @@ class FakeComfyUi : public HttpClient {
     return Answer(200, Json{{"prompt_id", id}, {"number", number_}, {"node_errors", Json::object()}}.dump());
   }
 
-  StepClock* clock_;
+  SimulatedClock* clock_;
   int number_ = 0;
   bool free_pending_ = false;
   std::set<std::string> last_signatures_;

@@ -19,19 +19,18 @@
 #include "absl/strings/str_cat.h"
 #include "agent/backends/llama_server/llama_server_backend.h"
 #include "tests/unit/agent/llama_server/replay_server.h"
-#include "tests/unit/agent/llama_server/stepping_clock.h"
+#include "tests/support/clock_env.h"
 #include "tests/unit/agent/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace benchfleet::agent::testing {
 
-// Polls (real time: it waits on other processes) until pred holds or 10 s pass.
+using ::benchfleet::testing::ClockEnv;
+
+// Polls on the real clock (these tests wait on other processes and the kernel) for up to 10 s.
 template <typename Pred>
 bool Eventually(Pred pred) {
-  for (int i = 0; i < 1000; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return pred();
+  return ::benchfleet::testing::PollUntil(pred, absl::Seconds(10), absl::Milliseconds(10));
 }
 
 inline std::string ReadText(const std::string& path) {
@@ -129,7 +128,10 @@ class LlamaServerBackendTest : public ::testing::Test {
   const std::string args_file_ = dir_.path() + "/server.args";
   const std::string ready_file_ = dir_.path() + "/server.ready";
   const std::string work_dir_ = dir_.path() + "/work";
-  SteppingClock clock_{absl::Milliseconds(1)};
+  // Nothing waits: SleepFor moves the clock at once, and every Monotonic() reading moves it 1 ms,
+  // so a /health deadline passes without real waiting and a run's wall time and time to first
+  // token come out exact (one step per reading).
+  SimulatedClock clock_{{.sleeps_advance = true, .step_per_reading = absl::Milliseconds(1)}};
   ClockEnv env_{&clock_};
   ReplayServer server_;
   std::unique_ptr<AllowList> allow_;

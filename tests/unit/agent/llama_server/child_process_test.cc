@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/unit/agent/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -36,14 +37,10 @@ std::string WriteScript(const std::string& dir, const std::string& name, const s
   return path;
 }
 
-// Polls (real time: these tests wait on the kernel) until pred holds or 10 s pass.
+// Polls on the real clock (these tests wait on other processes and the kernel) for up to 10 s.
 template <typename Pred>
 bool Eventually(Pred pred) {
-  for (int i = 0; i < 1000; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return pred();
+  return ::benchfleet::testing::PollUntil(pred, absl::Seconds(10), absl::Milliseconds(10));
 }
 
 ProcessOptions Options(std::vector<std::string> argv, std::string log_path = "",

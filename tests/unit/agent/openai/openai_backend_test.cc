@@ -14,15 +14,14 @@
 #include "absl/strings/str_cat.h"
 #include "agent/backends/openai/openai_config.h"
 #include "gtest/gtest.h"
-#include "tests/unit/agent/llama_server/stepping_clock.h"
+#include "tests/support/clock_env.h"
 #include "tests/unit/agent/temp_dir.h"
 
 namespace benchfleet::agent {
 namespace {
 
-using testing::ClockEnv;
+using ::benchfleet::testing::ClockEnv;
 using testing::ScopedTempDir;
-using testing::SteppingClock;
 
 constexpr char kModels[] =
     R"({"object":"list","data":[{"id":"m","object":"model","owned_by":"benchfleet-simulator","max_model_len":4096}]})";
@@ -76,7 +75,7 @@ class ScriptedHttp : public HttpClient {
 
 class OpenAiBackendTest : public ::testing::Test {
  protected:
-  OpenAiBackendTest() : clock_(absl::Milliseconds(10)), env_(&clock_) {
+  OpenAiBackendTest() : clock_({.sleeps_advance = true, .step_per_reading = absl::Milliseconds(10)}), env_(&clock_) {
     AllowConfig allow;
     allow.backends = {"openai"};
     allow.urls = {"http://127.0.0.1:8000"};
@@ -106,7 +105,7 @@ class OpenAiBackendTest : public ::testing::Test {
   }
 
   ScopedTempDir dir_;
-  SteppingClock clock_;
+  SimulatedClock clock_;  // nothing waits; each reading moves it 10 ms
   ClockEnv env_;
   std::unique_ptr<AllowList> allow_;
   std::string prompts_;

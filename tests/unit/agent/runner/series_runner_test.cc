@@ -23,6 +23,7 @@
 #include "common/hashing.h"
 #include "common/record_validation.h"
 #include "common/version.h"
+#include "tests/support/clock_env.h"
 #include "tests/unit/agent/runner/fake_backend.h"
 #include "tests/unit/agent/temp_dir.h"
 
@@ -35,6 +36,7 @@ using ::testing::IsEmpty;
 using ::testing::Pair;
 using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
+using ::benchfleet::testing::ClockEnv;
 using testing::FakeBackend;
 using testing::FakeOpenFailure;
 using testing::Dying;
@@ -48,42 +50,6 @@ using testing::ScopedTempDir;
 constexpr char kAgentId[] = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
 constexpr char kTaskId[] = "9f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f";
 constexpr char kHead[] = "series: s1\ntask: t1\nbackend: fake\n";
-
-// A clock on which SleepFor takes no real time: it moves a SimulatedClock forward by exactly the
-// sleep and notes it, so a test sees every pause the runner took.
-class SteppingClock : public Clock {
- public:
-  absl::Time Now() override { return clock_.Now(); }
-  absl::Duration Monotonic() override { return clock_.Monotonic(); }
-  void SleepFor(absl::Duration d) override {
-    sleeps_.push_back(d);
-    clock_.Advance(d);
-  }
-  // One sleep per wait, as SleepFor; a stop requested before it (or by during_wait, which stands
-  // for another thread's request while the runner waits) returns at once, no time taken.
-  bool WaitForStop(const std::stop_token& stop, absl::Duration d) override {
-    if (during_wait) during_wait();
-    if (stop.stop_requested()) return true;
-    SleepFor(d);
-    return stop.stop_requested();
-  }
-  const std::vector<absl::Duration>& sleeps() const { return sleeps_; }
-  std::function<void()> during_wait;
-
- private:
-  SimulatedClock clock_;
-  std::vector<absl::Duration> sleeps_;
-};
-
-// The real filesystem with an injected clock.
-class ClockEnv : public EnvWrapper {
- public:
-  explicit ClockEnv(Clock* clock) : EnvWrapper(Env::Default()), clock_(clock) {}
-  Clock& clock() override { return *clock_; }
-
- private:
-  Clock* clock_;
-};
 
 // "gpu cold 1 r1 OK 48.1", "gpu warm 2 r1 FAILED", with " THROUGHPUT_DROP" when flagged.
 std::string Brief(const v1::RunRecord& r) {
@@ -144,7 +110,9 @@ class SeriesRunnerTest : public ::testing::Test {
   SeriesResult RunSeries(const std::string& yaml) { return RunSeries(yaml, Options()); }
 
   ScopedTempDir tmp_;
-  SteppingClock clock_;
+  // SleepFor takes no real time: it moves the clock by exactly the sleep, and the test sees every
+  // pause the runner took (sleeps()).
+  SimulatedClock clock_{{.sleeps_advance = true}};
   ClockEnv env_;
   AllowList allow_;
   FakeBackend backend_;
@@ -589,7 +557,7 @@ TEST_F(SeriesRunnerTest, AStopDuringThePauseEndsTheSeriesWithoutWaitingItOut) {
   RunnerOptions options = Options();
   std::stop_source stop;
   options.stop = stop.get_token();
-  clock_.during_wait = [&] { stop.request_stop(); };
+  clock_.SetDuringWait([&] { stop.request_stop(); });
   const SeriesResult result = RunSeries(absl::StrCat(kHead, "runs:\n  warm: 3\n  pause_between_runs: 24h\n"), options);
   EXPECT_THAT(Briefs(result), ElementsAre("gpu cold 1 r1 OK 50.0"));
   EXPECT_TRUE(result.interrupted);

@@ -72,11 +72,12 @@ TEST(SeriesSpecTest, TheGpuVsCpuExampleParses) {
   EXPECT_EQ(spec->matrix[0].name, "mode");
   EXPECT_THAT(spec->matrix[0].values, ElementsAre("gpu", "cpu"));
   EXPECT_EQ(spec->matrix[0].line, LineStarting(*text, "  mode:"));
-  // The fleet keys are kept as written, for the coordinator (the agent ignores them).
-  ASSERT_TRUE(spec->targets.IsMap());
-  EXPECT_EQ(spec->targets["labels"][0].Scalar(), "accelerator in (nvidia, amd, apple)");
-  EXPECT_EQ(spec->deadline.Scalar(), "2h");
-  EXPECT_EQ(spec->retry["max_attempts"].Scalar(), "2");
+  // The fleet keys are parsed with the rest, for the coordinator (the agent does not use them).
+  ASSERT_TRUE(spec->fleet.targets.has_value());
+  ASSERT_EQ(spec->fleet.targets->labels.size(), 1u);
+  EXPECT_EQ(spec->fleet.targets->labels[0].text, "accelerator in (nvidia, amd, apple)");
+  EXPECT_EQ(spec->fleet.deadline_in, absl::Hours(2));
+  EXPECT_EQ(spec->fleet.retry_max, 2);
 }
 
 TEST(SeriesSpecTest, TheUrlExampleParses) {
@@ -178,9 +179,9 @@ TEST(SeriesSpecTest, MissingSectionsTakeTheDefaults) {
   EXPECT_EQ(spec->runs.pause_between_runs, absl::ZeroDuration());
   EXPECT_DOUBLE_EQ(spec->runs.throughput_drop_threshold, 0.15);
   EXPECT_TRUE(spec->matrix.empty());
-  EXPECT_TRUE(spec->targets.IsNull());
-  EXPECT_TRUE(spec->deadline.IsNull());
-  EXPECT_TRUE(spec->retry.IsNull());
+  EXPECT_FALSE(spec->fleet.targets.has_value());
+  EXPECT_FALSE(spec->fleet.DeadlineFor(absl::UnixEpoch()).has_value());
+  EXPECT_EQ(spec->fleet.retry_max, 1);
 }
 
 TEST(SeriesSpecTest, EveryRunsKeyIsRead) {
@@ -228,18 +229,27 @@ TEST(SeriesSpecTest, MatrixKeepsTheSpecsOrder) {
   EXPECT_EQ(spec->matrix[1].line, 6);
 }
 
-TEST(SeriesSpecTest, ReservedKeysAreAcceptedAndKept) {
+TEST(SeriesSpecTest, TheFleetKeysAreParsedWithTheSpec) {
   auto spec = ParseSeriesSpec(absl::StrCat(kHead, R"(targets:
-  labels: {class: a100}
+  labels: [class=a100]
 deadline: 2026-02-01T00:00:00Z
 retry:
   max_attempts: 3
+regression: {baseline_runs: 5, threshold: 0.05}
 )"),
                               kSource);
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->targets["labels"]["class"].Scalar(), "a100");
-  EXPECT_EQ(spec->deadline.Scalar(), "2026-02-01T00:00:00Z");
-  EXPECT_EQ(spec->retry["max_attempts"].Scalar(), "3");
+  ASSERT_TRUE(spec->fleet.targets.has_value());
+  EXPECT_EQ(spec->fleet.targets->Describe(), "labels [class=a100]");
+  EXPECT_EQ(spec->fleet.DeadlineFor(absl::UnixEpoch()), absl::FromUnixSeconds(1769904000));
+  EXPECT_EQ(spec->fleet.retry_max, 3);
+  EXPECT_EQ(spec->fleet.baseline_runs, 5);
+  EXPECT_EQ(spec->fleet.regression_threshold, 0.05);
+  // Checked where they are written, as every key of the spec: the agent refuses them too.
+  auto bad = ParseSeriesSpec(absl::StrCat(kHead, "retry: {max_attempts: 0}\n"), kSource);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("field retry.max_attempts: must be a whole number from 1 to 100 (1: no retry)"));
 }
 
 TEST(SeriesSpecTest, TheBackendsSectionIsKeptUnderItsName) {
@@ -447,7 +457,7 @@ TEST(SeriesSpecTest, TheSchemaFileListsWhatTheParserReads) {
   std::set<std::string> top;
   for (const auto& [key, value] : schema["properties"].items()) top.insert(key);
   EXPECT_EQ(top, (std::set<std::string>{"series", "task", "backend", "runs", "outputs", "matrix", "targets",
-                                        "deadline", "retry"}));
+                                        "deadline", "retry", "regression"}));
   EXPECT_EQ(schema["required"], nlohmann::json({"series", "task", "backend"}));
   const nlohmann::json& runs = schema["properties"]["runs"]["properties"];
   std::set<std::string> runs_keys;

@@ -1,4 +1,4 @@
-#include "coordinator/scheduler/target_selector.h"
+#include "common/spec/target_selector.h"
 
 #include <algorithm>
 
@@ -10,7 +10,7 @@
 #include "common/string_views.h"
 #include "common/yaml_error.h"
 
-namespace benchfleet::coordinator {
+namespace benchfleet {
 namespace {
 
 bool IsNameChar(char c) {
@@ -97,12 +97,12 @@ absl::StatusOr<LabelExpression> ParseLabelExpression(std::string_view text_in) {
   return e;
 }
 
-bool TargetSelector::Matches(const v1::Machine& machine) const {
+bool TargetSelector::Matches(std::string_view agent_id, const v1::MachineConditions& conditions) const {
   if (all) return true;
-  if (!agents.empty() && std::find(agents.begin(), agents.end(), machine.agent_id()) == agents.end()) {
+  if (!agents.empty() && std::find(agents.begin(), agents.end(), agent_id) == agents.end()) {
     return false;
   }
-  const auto& labels_of = machine.conditions().labels();
+  const auto& labels_of = conditions.labels();
   for (const LabelExpression& e : labels) {
     const auto it = labels_of.find(e.key);
     const bool has = it != labels_of.end();
@@ -183,4 +183,4 @@ absl::StatusOr<TargetSelector> ParseTargets(const YAML::Node& node, std::string_
   return selector;
 }
 
-}  // namespace benchfleet::coordinator
+}  // namespace benchfleet

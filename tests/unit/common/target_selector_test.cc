@@ -1,12 +1,16 @@
 // TargetSelector: the spec's `targets` (all, agents, label expressions) and their errors, which
 // name the source, line and field.
-#include "coordinator/scheduler/target_selector.h"
+#include "common/spec/target_selector.h"
+
+#include "benchfleet/v1/admin.pb.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace benchfleet::coordinator {
+namespace benchfleet {
 namespace {
+
+bool Selects(const TargetSelector& t, const v1::Machine& m) { return t.Matches(m.agent_id(), m.conditions()); }
 
 v1::Machine MachineWith(const std::string& id, const std::map<std::string, std::string>& labels) {
   v1::Machine m;
@@ -22,7 +26,7 @@ absl::StatusOr<TargetSelector> Parse(const std::string& yaml) {
 TEST(TargetSelectorTest, AllMatchesEveryMachine) {
   absl::StatusOr<TargetSelector> t = Parse("targets: all\n");
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_TRUE(t->Matches(MachineWith("a", {})));
+  EXPECT_TRUE(Selects(*t, MachineWith("a", {})));
   EXPECT_EQ(t->Describe(), "all");
 }
 
@@ -30,20 +34,20 @@ TEST(TargetSelectorTest, LabelsMustAllHold) {
   absl::StatusOr<TargetSelector> t = Parse(
       "targets:\n  labels: [\"accelerator in (nvidia, amd)\", \"class!=m1pro\", \"rack\", \"!retired\"]\n");
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_TRUE(t->Matches(MachineWith("a", {{"accelerator", "nvidia"}, {"class", "a100"}, {"rack", "r1"}})));
-  EXPECT_TRUE(t->Matches(MachineWith("b", {{"accelerator", "amd"}, {"rack", "r2"}})));
-  EXPECT_FALSE(t->Matches(MachineWith("c", {{"accelerator", "apple"}, {"rack", "r1"}})));
-  EXPECT_FALSE(t->Matches(MachineWith("d", {{"accelerator", "nvidia"}, {"class", "m1pro"}, {"rack", "r1"}})));
-  EXPECT_FALSE(t->Matches(MachineWith("e", {{"accelerator", "nvidia"}})));  // no rack
-  EXPECT_FALSE(t->Matches(MachineWith("f", {{"accelerator", "nvidia"}, {"rack", "r1"}, {"retired", "yes"}})));
+  EXPECT_TRUE(Selects(*t, MachineWith("a", {{"accelerator", "nvidia"}, {"class", "a100"}, {"rack", "r1"}})));
+  EXPECT_TRUE(Selects(*t, MachineWith("b", {{"accelerator", "amd"}, {"rack", "r2"}})));
+  EXPECT_FALSE(Selects(*t, MachineWith("c", {{"accelerator", "apple"}, {"rack", "r1"}})));
+  EXPECT_FALSE(Selects(*t, MachineWith("d", {{"accelerator", "nvidia"}, {"class", "m1pro"}, {"rack", "r1"}})));
+  EXPECT_FALSE(Selects(*t, MachineWith("e", {{"accelerator", "nvidia"}})));  // no rack
+  EXPECT_FALSE(Selects(*t, MachineWith("f", {{"accelerator", "nvidia"}, {"rack", "r1"}, {"retired", "yes"}})));
 }
 
 TEST(TargetSelectorTest, AgentsAndLabelsTogether) {
   absl::StatusOr<TargetSelector> t = Parse("targets:\n  agents: [a, b]\n  labels: [class=a100]\n");
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_TRUE(t->Matches(MachineWith("a", {{"class", "a100"}})));
-  EXPECT_FALSE(t->Matches(MachineWith("b", {{"class", "c5"}})));
-  EXPECT_FALSE(t->Matches(MachineWith("c", {{"class", "a100"}})));
+  EXPECT_TRUE(Selects(*t, MachineWith("a", {{"class", "a100"}})));
+  EXPECT_FALSE(Selects(*t, MachineWith("b", {{"class", "c5"}})));
+  EXPECT_FALSE(Selects(*t, MachineWith("c", {{"class", "a100"}})));
   EXPECT_EQ(t->Describe(), "agents [a, b], labels [class=a100]");
 }
 
@@ -73,4 +77,4 @@ TEST(TargetSelectorTest, ErrorsNameSourceLineAndField) {
 }
 
 }  // namespace
-}  // namespace benchfleet::coordinator
+}  // namespace benchfleet
