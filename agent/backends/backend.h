@@ -1,7 +1,9 @@
 // Backend: what a bench backend (llama-server, comfyui, workflow, openai) gives the runner. A
 // backend measures and returns records; it never speaks gRPC, SQL or Prometheus. The runner
 // (agent/runner/) owns phases, call indices, ids, pacing, the outbox and the series folder.
-// A new backend is one folder under agent/backends/ and one line in registry.cc.
+// A new backend is one folder under agent/backends/ (its library declared with
+// benchfleet_add_backend in its CMakeLists.txt, its section's schema, its figures, its README)
+// and one line, add_subdirectory, in agent/backends/CMakeLists.txt; nothing else names it.
 //
 // Lifecycle, per matrix combination of a series:
 //   Backend::Open(combination)  -> a BackendSession (e.g. llama-server started with the mode's
@@ -36,11 +38,22 @@ namespace benchfleet::agent {
 // when the spec has no matrix.
 using Combination = std::map<std::string, std::string>;
 
+// Who wrote the spec a backend is built from.
+enum class SpecAuthor {
+  kOperator,     // `benchfleet-agent run SPEC.yaml`: the operator of this machine
+  kCoordinator,  // a coordinator's task (`serve`)
+};
+
 // What every backend gets from the agent: the injected Env (clock, files), the allow-list it
 // must check every executable, model path and URL against, and where to put its logs.
 struct BackendContext {
   Env* env = nullptr;
   const AllowList* allow = nullptr;
+  // A file the spec names that the backend reads and sends on (a prompts list, a ComfyUI graph)
+  // must lie in allow.workflow_dirs (AllowList::CheckInputFile) when a coordinator wrote the
+  // spec, so no coordinator has an arbitrary readable file sent out; each backend says in its
+  // README whether it holds the operator's own spec to it too.
+  SpecAuthor spec_author = SpecAuthor::kOperator;
   // A folder of this series the backend may write to (server logs: e.g. llama-server-gpu.log).
   std::string work_dir;
   // The agent's labels (agent.yaml labels:, e.g. {"accelerator": "nvidia", "class": "a100"}), so a

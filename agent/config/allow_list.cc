@@ -110,7 +110,7 @@ absl::Status AllowList::CheckModelPath(std::string_view path) const {
   return Deny(absl::StrCat("model path ", ToAbsl(path)), "allow.model_dirs");
 }
 
-absl::Status AllowList::CheckWorkflowPath(std::string_view path) const {
+absl::Status AllowList::CheckInputFile(std::string_view path) const {
   const std::string canonical = CanonicalPath(path);
   if (canonical.empty()) {
     return absl::PermissionDeniedError(absl::StrCat(

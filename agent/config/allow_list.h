@@ -31,10 +31,10 @@ class AllowList {
   // "/models/../etc/shadow" is refused.
   absl::Status CheckModelPath(std::string_view path) const;
 
-  // OK when path lies inside (or is) one of allow.workflow_dirs, canonical as for model paths.
-  // Applied to the ComfyUI workflow a coordinator's task names (not to `benchfleet-agent run`,
-  // whose spec the operator wrote).
-  absl::Status CheckWorkflowPath(std::string_view path) const;
+  // OK when path lies inside (or is) one of allow.workflow_dirs, canonical as for model paths:
+  // a file a backend reads and sends on or hands to a command (the openai and workflow backends'
+  // prompts, the ComfyUI graph of a coordinator's task; BackendContext::spec_author).
+  absl::Status CheckInputFile(std::string_view path) const;
 
   // OK when url has the scheme, host and port of an entry of allow.urls and its path lies under
   // the entry's path ("http://h:1/api" allows "http://h:1/api/x", not "http://h:1/apix").

@@ -391,13 +391,6 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   if (absl::Status s = options_.allow->CheckBackend(spec->backend); !s.ok()) {
     return refuse(options_.allow->WithAllowed(s).message());
   }
-  // A ComfyUI workflow is a file the agent reads and sends on: a coordinator may name only one
-  // inside allow.workflow_dirs (checked before the backend's section is read).
-  if (spec->backend_section.IsMap() && spec->backend_section["workflow"].IsScalar()) {
-    if (absl::Status s = options_.allow->CheckWorkflowPath(spec->backend_section["workflow"].Scalar()); !s.ok()) {
-      return refuse(options_.allow->WithAllowed(s).message());
-    }
-  }
   absl::StatusOr<BackendFactory> factory = options_.find_backend(spec->backend);
   if (!factory.ok()) return refuse(absl::StrCat(source, ": ", factory.status().message()));
 
@@ -451,6 +444,7 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   BackendContext context;
   context.env = &tap;
   context.allow = options_.allow;
+  context.spec_author = SpecAuthor::kCoordinator;
   context.work_dir = out_dir;
   context.labels = {options_.conditions.labels().begin(), options_.conditions.labels().end()};
   context.log = [this, &id](std::string_view line) { Log(absl::StrCat("task ", id, ": ", ToAbsl(line))); };

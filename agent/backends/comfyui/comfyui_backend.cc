@@ -572,7 +572,7 @@ absl::StatusOr<std::unique_ptr<Backend>> NewComfyUiBackendWith(const YAML::Node&
   if (context.env == nullptr || context.allow == nullptr) {
     return absl::InvalidArgumentError("the comfyui backend needs an Env and an allow-list");
   }
-  absl::StatusOr<ComfyUiConfig> config = comfyui::ParseComfyUiSection(section, *context.allow, context.env);
+  absl::StatusOr<ComfyUiConfig> config = comfyui::ParseComfyUiSection(section, *context.allow, context.env, context.spec_author);
   if (!config.ok()) return config.status();
   auto shared = std::make_shared<Shared>();
   shared->config = std::move(*config);

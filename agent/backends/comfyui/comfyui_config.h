@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/backends/backend.h"
 #include "agent/backends/comfyui/workflow.h"
 #include "agent/config/allow_list.h"
 #include "common/env.h"
@@ -62,8 +63,10 @@ struct ComfyUiConfig {
 //                      steps), a value without a set target, a node or input not in the workflow,
 //                      or a workflow that is not API-format JSON ("comfyui.workflow <path>: ...")
 //   NOT_FOUND          the workflow file does not exist
-//   PERMISSION_DENIED  url outside the allow-list (the AllowList's message)
-absl::StatusOr<ComfyUiConfig> ParseComfyUiSection(const YAML::Node& section, const AllowList& allow, Env* env);
+//   PERMISSION_DENIED  url outside the allow-list, or (author kCoordinator) a workflow outside
+//                      allow.workflow_dirs (the AllowList's message, with what it lists)
+absl::StatusOr<ComfyUiConfig> ParseComfyUiSection(const YAML::Node& section, const AllowList& allow, Env* env,
+                                                  SpecAuthor author = SpecAuthor::kOperator);
 
 }  // namespace benchfleet::agent::comfyui
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "agent/backends/section.h"
 #include "common/spec/series_spec.h"
 #include "common/string_views.h"
 
@@ -20,83 +21,29 @@ constexpr const char* kKeys[] = {"concurrency", "endpoint", "max_tokens",      "
                                  "slo",         "stream",   "request_timeout", "temperature", "url"};
 constexpr const char* kSloKeys[] = {"tpot", "ttft"};
 
-absl::Status ErrorAt(const YAML::Node& node, std::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat("line ", node.Mark().line + 1, ": ", ToAbsl(message)));
-}
-
-std::string Key(std::string_view key) { return absl::StrCat("openai.", ToAbsl(key)); }
-
-std::string Shown(const YAML::Node& node) { return node.IsScalar() ? node.Scalar() : "a non-scalar"; }
-
-absl::StatusOr<std::string> Scalar(const YAML::Node& node, std::string_view key) {
-  if (!node.IsScalar() || node.Scalar().empty())
-    return ErrorAt(node, absl::StrCat(Key(key), " must be a non-empty string"));
-  return node.Scalar();
-}
-
-absl::StatusOr<int64_t> Integer(const YAML::Node& node, std::string_view key, int64_t min, int64_t max) {
-  int64_t value = 0;
-  if (!node.IsScalar() || !absl::SimpleAtoi(node.Scalar(), &value) || value < min || value > max) {
-    return ErrorAt(node,
-                   absl::StrCat(Key(key), " must be an integer from ", min, " to ", max, ", got '", Shown(node), "'"));
-  }
-  return value;
-}
-
-absl::StatusOr<absl::Duration> Duration(const YAML::Node& node, std::string_view key) {
-  absl::Duration value;
-  if (!node.IsScalar() || !absl::ParseDuration(node.Scalar(), &value) || value <= absl::ZeroDuration() ||
-      value == absl::InfiniteDuration()) {
-    return ErrorAt(
-        node, absl::StrCat(Key(key), " must be a positive duration such as 30s, 2m or 500ms, got '", Shown(node), "'"));
-  }
-  // The agent's stop waits out a stop grace; everything else is a timeout or a cooldown.
-  const absl::Duration max = key == "stop_grace" ? kMaxStopGrace : kMaxSpecDuration;
-  if (std::string above = DurationAboveBound(value, max); !above.empty()) {
-    return ErrorAt(node, absl::StrCat(Key(key), " ", above));
-  }
-  return value;
-}
-
-template <size_t N>
-absl::Status CheckKeys(const YAML::Node& map, const char* const (&keys)[N], std::string_view prefix) {
-  std::set<std::string> seen;
-  for (const auto& entry : map) {
-    const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "?";
-    if (std::find_if(std::begin(keys), std::end(keys), [&](const char* k) { return name == k; }) == std::end(keys)) {
-      return ErrorAt(entry.first, absl::StrCat("unknown key ", Key(absl::StrCat(ToAbsl(prefix), name)),
-                                               " (known keys: ", absl::StrJoin(keys, ", "), ")"));
-    }
-    if (!seen.insert(name).second) {
-      return ErrorAt(entry.first, absl::StrCat("key ", Key(absl::StrCat(ToAbsl(prefix), name)), " is given twice"));
-    }
-  }
-  return absl::OkStatus();
-}
+constexpr SectionReader kSection{"openai"};
 
 absl::StatusOr<OpenAiConfig> Parse(const YAML::Node& section, const AllowList& allow, Env* env) {
-  if (!section.IsMap()) {
-    return ErrorAt(section, absl::StrCat("openai must be a map with the keys ", absl::StrJoin(kKeys, ", ")));
-  }
-  if (absl::Status s = CheckKeys(section, kKeys, ""); !s.ok()) return s;
+  if (absl::Status s = kSection.CheckKeys(section, kKeys); !s.ok()) return s;
   OpenAiConfig config;
   for (const char* required : {"url", "model", "prompts"}) {
-    if (!section[required]) return ErrorAt(section, absl::StrCat("openai needs ", Key(required)));
+    if (!section[required]) return kSection.ErrorAt(section, absl::StrCat("openai needs ", kSection.Key(required)));
   }
 
   const YAML::Node url = section["url"];
-  absl::StatusOr<std::string> url_value = Scalar(url, "url");
+  absl::StatusOr<std::string> url_value = kSection.NonEmptyString(url, "url");
   if (!url_value.ok()) return url_value.status();
   absl::string_view base = ToAbsl(*url_value);
   while (absl::ConsumeSuffix(&base, "/")) {
   }
   if (!absl::StartsWith(base, "http://") && !absl::StartsWith(base, "https://")) {
-    return ErrorAt(url, absl::StrCat(Key("url"), " must be an http:// or https:// URL, got '", *url_value, "'"));
+    return kSection.ErrorAt(
+        url, absl::StrCat(kSection.Key("url"), " must be an http:// or https:// URL, got '", *url_value, "'"));
   }
   if (absl::Status s = allow.CheckUrl(ToStd(base)); !s.ok()) return allow.WithAllowed(s);
   config.url = std::string(base);
 
-  absl::StatusOr<std::string> model = Scalar(section["model"], "model");
+  absl::StatusOr<std::string> model = kSection.NonEmptyString(section["model"], "model");
   if (!model.ok()) return model.status();
   config.model = *model;
 
@@ -106,7 +53,8 @@ absl::StatusOr<OpenAiConfig> Parse(const YAML::Node& section, const AllowList& a
     } else if (node.IsScalar() && node.Scalar() == "chat") {
       config.endpoint = Endpoint::kChat;
     } else {
-      return ErrorAt(node, absl::StrCat(Key("endpoint"), " must be completions or chat, got '", Shown(node), "'"));
+      return kSection.ErrorAt(node, absl::StrCat(kSection.Key("endpoint"), " must be completions or chat, got '",
+                                                 SectionReader::Shown(node), "'"));
     }
   }
 
@@ -114,69 +62,74 @@ absl::StatusOr<OpenAiConfig> Parse(const YAML::Node& section, const AllowList& a
   // file sent to an allowed URL, so the file must lie in allow.workflow_dirs (as the workflow
   // backend's prompts do), for `run` and coordinator tasks alike.
   const YAML::Node prompts = section["prompts"];
-  absl::StatusOr<std::string> path = Scalar(prompts, "prompts");
+  absl::StatusOr<std::string> path = kSection.NonEmptyString(prompts, "prompts");
   if (!path.ok()) return path.status();
-  if (absl::Status s = allow.CheckWorkflowPath(*path); !s.ok()) return allow.WithAllowed(s);
+  if (absl::Status s = allow.CheckInputFile(*path); !s.ok()) return allow.WithAllowed(s);
   config.prompts_path = CanonicalPath(*path);
   absl::StatusOr<std::string> text = env->ReadFile(config.prompts_path);
   if (!text.ok()) {
     if (absl::IsNotFound(text.status())) {
-      return absl::NotFoundError(absl::StrCat("line ", prompts.Mark().line + 1, ": ", Key("prompts"), " ",
+      return absl::NotFoundError(absl::StrCat("line ", prompts.Mark().line + 1, ": ", kSection.Key("prompts"), " ",
                                               config.prompts_path, " does not exist"));
     }
-    return ErrorAt(prompts, absl::StrCat(Key("prompts"), " ", config.prompts_path, ": ", text.status().message()));
+    return kSection.ErrorAt(
+        prompts, absl::StrCat(kSection.Key("prompts"), " ", config.prompts_path, ": ", text.status().message()));
   }
   absl::StatusOr<std::vector<Prompt>> parsed = ParsePromptsJsonl(*text, config.prompts_path);
-  if (!parsed.ok()) return ErrorAt(prompts, absl::StrCat(Key("prompts"), ": ", parsed.status().message()));
+  if (!parsed.ok())
+    return kSection.ErrorAt(prompts, absl::StrCat(kSection.Key("prompts"), ": ", parsed.status().message()));
   config.prompts = std::move(*parsed);
 
   if (const YAML::Node node = section["concurrency"]) {
-    absl::StatusOr<int64_t> v = Integer(node, "concurrency", 1, 1024);
+    absl::StatusOr<int64_t> v = kSection.Integer(node, "concurrency", 1, 1024);
     if (!v.ok()) return v.status();
     config.concurrency = static_cast<int>(*v);
   }
   if (const YAML::Node node = section["max_tokens"]) {
-    absl::StatusOr<int64_t> v = Integer(node, "max_tokens", 1, 1 << 20);
+    absl::StatusOr<int64_t> v = kSection.Integer(node, "max_tokens", 1, 1 << 20);
     if (!v.ok()) return v.status();
     config.max_tokens = static_cast<int>(*v);
   }
   if (const YAML::Node node = section["seed"]) {
-    absl::StatusOr<int64_t> v = Integer(node, "seed", 0, 4294967294LL);
+    absl::StatusOr<int64_t> v = kSection.Integer(node, "seed", 0, 4294967294LL);
     if (!v.ok()) return v.status();
     config.seed = static_cast<uint32_t>(*v);
   }
   if (const YAML::Node node = section["temperature"]) {
     if (!node.IsScalar() || !absl::SimpleAtod(node.Scalar(), &config.temperature) || config.temperature < 0 ||
         config.temperature > 2) {
-      return ErrorAt(node, absl::StrCat(Key("temperature"), " must be a number from 0 to 2, got '", Shown(node), "'"));
+      return kSection.ErrorAt(node, absl::StrCat(kSection.Key("temperature"), " must be a number from 0 to 2, got '",
+                                                 SectionReader::Shown(node), "'"));
     }
   }
   if (const YAML::Node node = section["stream"]) {
     if (!node.IsScalar() || !YAML::convert<bool>::decode(node, config.stream)) {
-      return ErrorAt(node, absl::StrCat(Key("stream"), " must be true or false, got '", Shown(node), "'"));
+      return kSection.ErrorAt(
+          node, absl::StrCat(kSection.Key("stream"), " must be true or false, got '", SectionReader::Shown(node), "'"));
     }
   }
   if (const YAML::Node node = section["request_timeout"]) {
-    absl::StatusOr<absl::Duration> v = Duration(node, "request_timeout");
+    absl::StatusOr<absl::Duration> v = kSection.Duration(node, "request_timeout");
     if (!v.ok()) return v.status();
     config.request_timeout = *v;
   }
   if (const YAML::Node slo = section["slo"]) {
-    if (!slo.IsMap()) return ErrorAt(slo, absl::StrCat(Key("slo"), " must be a map with the keys ttft, tpot"));
-    if (absl::Status s = CheckKeys(slo, kSloKeys, "slo."); !s.ok()) return s;
+    if (!slo.IsMap())
+      return kSection.ErrorAt(slo, absl::StrCat(kSection.Key("slo"), " must be a map with the keys ttft, tpot"));
+    if (absl::Status s = kSection.CheckKeys(slo, kSloKeys, "slo."); !s.ok()) return s;
     if (const YAML::Node node = slo["ttft"]) {
-      absl::StatusOr<absl::Duration> v = Duration(node, "slo.ttft");
+      absl::StatusOr<absl::Duration> v = kSection.Duration(node, "slo.ttft");
       if (!v.ok()) return v.status();
       config.slo_ttft = *v;
     }
     if (const YAML::Node node = slo["tpot"]) {
-      absl::StatusOr<absl::Duration> v = Duration(node, "slo.tpot");
+      absl::StatusOr<absl::Duration> v = kSection.Duration(node, "slo.tpot");
       if (!v.ok()) return v.status();
       config.slo_tpot = *v;
     }
     if ((config.slo_ttft.has_value() || config.slo_tpot.has_value()) && !config.stream) {
-      return ErrorAt(slo, absl::StrCat(Key("slo"), " needs ", Key("stream"),
-                                       " true: TTFT and TPOT are measured on streamed answers only"));
+      return kSection.ErrorAt(slo, absl::StrCat(kSection.Key("slo"), " needs ", kSection.Key("stream"),
+                                                " true: TTFT and TPOT are measured on streamed answers only"));
     }
   }
   return config;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "agent/backends/section.h"
 #include "common/spec/series_spec.h"
 #include "common/string_views.h"
 
@@ -23,16 +24,7 @@ constexpr const char* kResultsKeys[] = {"requests",      "prompt_id", "latency_s
                                         "time_to_first_token_seconds", "error", "duration_seconds", "tool",
                                         "simulated"};
 
-absl::Status ErrorAt(const YAML::Node& node, std::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat("line ", node.Mark().line + 1, ": ", ToAbsl(message)));
-}
-
-std::string Key(std::string_view key) { return absl::StrCat("workflow.", ToAbsl(key)); }
-
-absl::StatusOr<std::string> Scalar(const YAML::Node& node, std::string_view key) {
-  if (!node.IsScalar()) return ErrorAt(node, absl::StrCat(Key(key), " must be a string"));
-  return node.Scalar();
-}
+constexpr SectionReader kSection{"workflow"};
 
 bool HasControl(std::string_view value) {
   return std::any_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
@@ -61,28 +53,31 @@ std::string Named(const WorkflowConfig& config) {
 // Reads one env value: a string, or {label: NAME, default: VALUE} taking the agent's label.
 absl::Status EnvValue(const YAML::Node& node, const std::string& var, const std::map<std::string, std::string>& labels,
                       WorkflowConfig* config) {
-  const std::string key = absl::StrCat(Key("env"), ".", var);
+  const std::string key = absl::StrCat(kSection.Key("env"), ".", var);
   if (node.IsScalar()) {
-    if (HasControl(node.Scalar())) return ErrorAt(node, absl::StrCat(key, " must be a string without control characters"));
+    if (HasControl(node.Scalar()))
+      return kSection.ErrorAt(node, absl::StrCat(key, " must be a string without control characters"));
     config->env[var] = node.Scalar();
     return absl::OkStatus();
   }
   const std::string form = absl::StrCat(key, " must be a string or {label: NAME, default: VALUE}");
-  if (!node.IsMap()) return ErrorAt(node, form);
+  if (!node.IsMap()) return kSection.ErrorAt(node, form);
   for (const auto& entry : node) {
     const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "?";
     if (name != "label" && name != "default") {
-      return ErrorAt(entry.first, absl::StrCat("unknown key ", key, ".", name, " (known keys: label, default)"));
+      return kSection.ErrorAt(entry.first,
+                              absl::StrCat("unknown key ", key, ".", name, " (known keys: label, default)"));
     }
     if (!entry.second.IsScalar() || HasControl(entry.second.Scalar())) {
-      return ErrorAt(entry.second, absl::StrCat(key, ".", name, " must be a string without control characters"));
+      return kSection.ErrorAt(entry.second,
+                              absl::StrCat(key, ".", name, " must be a string without control characters"));
     }
   }
-  if (!node["label"]) return ErrorAt(node, form);
+  if (!node["label"]) return kSection.ErrorAt(node, form);
   const std::string label = node["label"].Scalar();
   if (auto it = labels.find(label); it != labels.end()) {
     if (HasControl(it->second)) {
-      return ErrorAt(node, absl::StrCat(key, ": this agent's label ", label, " holds control characters"));
+      return kSection.ErrorAt(node, absl::StrCat(key, ": this agent's label ", label, " holds control characters"));
     }
     config->env[var] = it->second;
     config->env_sources[var] = absl::StrCat("agent label ", label);
@@ -95,24 +90,9 @@ absl::Status EnvValue(const YAML::Node& node, const std::string& var, const std:
   }
   std::vector<std::string> names;
   for (const auto& [name, value] : labels) names.push_back(name);
-  return ErrorAt(node, absl::StrCat(key, " takes this agent's label ", label, ", which it does not have (its labels: ",
-                                    names.empty() ? "none" : absl::StrJoin(names, ", "),
-                                    "), and gives no default"));
-}
-
-absl::StatusOr<absl::Duration> Duration(const YAML::Node& node, std::string_view key) {
-  absl::Duration value;
-  if (!node.IsScalar() || !absl::ParseDuration(node.Scalar(), &value) || value <= absl::ZeroDuration() ||
-      value == absl::InfiniteDuration()) {
-    return ErrorAt(node, absl::StrCat(Key(key), " must be a positive duration such as 30m, 90s or 500ms, got '",
-                                      node.IsScalar() ? node.Scalar() : "a non-scalar", "'"));
-  }
-  // The agent's stop waits out a stop grace; everything else is a timeout or a cooldown.
-  const absl::Duration max = key == "stop_grace" ? kMaxStopGrace : kMaxSpecDuration;
-  if (std::string above = DurationAboveBound(value, max); !above.empty()) {
-    return ErrorAt(node, absl::StrCat(Key(key), " ", above));
-  }
-  return value;
+  return kSection.ErrorAt(
+      node, absl::StrCat(key, " takes this agent's label ", label, ", which it does not have (its labels: ",
+                         names.empty() ? "none" : absl::StrJoin(names, ", "), "), and gives no default"));
 }
 
 // Reads the value of {config} or {prompts}: required exactly when the command holds it.
@@ -123,21 +103,22 @@ absl::Status PathValue(const YAML::Node& section, const WorkflowConfig& config, 
   const bool used = AnyUses(config, placeholder);
   if (!node) {
     if (used) {
-      return ErrorAt(section, absl::StrCat(Key(key), " is required: command ", Named(config), " holds ",
-                                           placeholder));
+      return kSection.ErrorAt(
+          section, absl::StrCat(kSection.Key(key), " is required: command ", Named(config), " holds ", placeholder));
     }
     return absl::OkStatus();
   }
   if (!used) {
-    return ErrorAt(node, absl::StrCat(Key(key), " is given but command ", Named(config), " has no ",
-                                      placeholder, " to fill"));
+    return kSection.ErrorAt(node, absl::StrCat(kSection.Key(key), " is given but command ", Named(config), " has no ",
+                                               placeholder, " to fill"));
   }
-  absl::StatusOr<std::string> value = Scalar(node, key);
+  absl::StatusOr<std::string> value = kSection.String(node, key);
   if (!value.ok()) return value.status();
-  if (absl::Status s = CheckPathValue(Key(key), *value); !s.ok()) return ErrorAt(node, ToStd(s.message()));
+  if (absl::Status s = CheckPathValue(kSection.Key(key), *value); !s.ok())
+    return kSection.ErrorAt(node, ToStd(s.message()));
   // The agent reads the prompts and the command reads both: a coordinator may name only files
   // the operator put in a workflow folder.
-  if (absl::Status s = allow.CheckWorkflowPath(*value); !s.ok()) return allow.WithAllowed(s);
+  if (absl::Status s = allow.CheckInputFile(*value); !s.ok()) return allow.WithAllowed(s);
   *out = *value;
   return absl::OkStatus();
 }
@@ -154,38 +135,42 @@ absl::Status ContainerLifecycleOf(const YAML::Node& section, const AllowList& al
     } else if (value == "reuse") {
       config->container = ContainerLifecycle::kReuse;
     } else {
-      return ErrorAt(container, absl::StrCat(Key("container"), " must be restart or reuse, got '", value,
-                                             "' (the agent names the container itself: {container})"));
+      return kSection.ErrorAt(container, absl::StrCat(kSection.Key("container"), " must be restart or reuse, got '",
+                                                      value, "' (the agent names the container itself: {container})"));
     }
   }
   if (config->container == ContainerLifecycle::kRestart) {
     if (start) {
-      return ErrorAt(start, absl::StrCat(Key("start"), " is given but workflow.container is not reuse: with restart "
-                                                       "every run starts the command afresh"));
+      return kSection.ErrorAt(start, absl::StrCat(kSection.Key("start"),
+                                                  " is given but workflow.container is not reuse: with restart "
+                                                  "every run starts the command afresh"));
     }
     return absl::OkStatus();
   }
   if (!start) {
-    return ErrorAt(container, absl::StrCat(Key("container"), " is reuse but no workflow.start names the allow-listed "
-                                                             "command that starts the container (e.g. docker run -d "
-                                                             "--name {container} IMAGE sleep infinity)"));
+    return kSection.ErrorAt(container, absl::StrCat(kSection.Key("container"),
+                                                    " is reuse but no workflow.start names the allow-listed "
+                                                    "command that starts the container (e.g. docker run -d "
+                                                    "--name {container} IMAGE sleep infinity)"));
   }
-  absl::StatusOr<std::string> name = Scalar(start, "start");
+  absl::StatusOr<std::string> name = kSection.String(start, "start");
   if (!name.ok()) return name.status();
   absl::StatusOr<CommandTemplate> found = allow.FindCommand(*name);
   if (!found.ok()) return allow.WithAllowed(found.status());
   if (!Uses(*found, "{container}")) {
-    return ErrorAt(start, absl::StrCat(Key("start"), ": command ", *name,
-                                       " has no {container} to name the container by (docker run -d --name "
-                                       "{container} ...)"));
+    return kSection.ErrorAt(start, absl::StrCat(kSection.Key("start"), ": command ", *name,
+                                                " has no {container} to name the container by (docker run -d --name "
+                                                "{container} ...)"));
   }
   if (Uses(*found, "{output}")) {
-    return ErrorAt(start, absl::StrCat(Key("start"), ": command ", *name,
-                                       " holds {output}, which only a run has (the start command runs at Open)"));
+    return kSection.ErrorAt(start,
+                            absl::StrCat(kSection.Key("start"), ": command ", *name,
+                                         " holds {output}, which only a run has (the start command runs at Open)"));
   }
   if (!Uses(config->command, "{container}")) {
-    return ErrorAt(container, absl::StrCat(Key("container"), " is reuse but command ", config->command_name,
-                                           " has no {container} to run in (docker exec {container} ...)"));
+    return kSection.ErrorAt(container,
+                            absl::StrCat(kSection.Key("container"), " is reuse but command ", config->command_name,
+                                         " has no {container} to run in (docker exec {container} ...)"));
   }
   config->start_name = *name;
   config->start = std::move(*found);
@@ -194,23 +179,13 @@ absl::Status ContainerLifecycleOf(const YAML::Node& section, const AllowList& al
 
 absl::StatusOr<WorkflowConfig> Parse(const YAML::Node& section, const AllowList& allow,
                                      const std::map<std::string, std::string>& labels) {
-  if (!section.IsMap()) {
-    return ErrorAt(section, absl::StrCat("workflow must be a map with the keys ", absl::StrJoin(kKeys, ", ")));
-  }
-  std::set<std::string> seen;
-  for (const auto& entry : section) {
-    const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "?";
-    if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return name == k; }) == std::end(kKeys)) {
-      return ErrorAt(entry.first,
-                     absl::StrCat("unknown key ", Key(name), " (known keys: ", absl::StrJoin(kKeys, ", "), ")"));
-    }
-    if (!seen.insert(name).second) return ErrorAt(entry.first, absl::StrCat("key ", Key(name), " is given twice"));
-  }
+  if (absl::Status s = kSection.CheckKeys(section, kKeys); !s.ok()) return s;
 
   WorkflowConfig config;
   const YAML::Node command = section["command"];
-  if (!command) return ErrorAt(section, absl::StrCat(Key("command"), " is required (a name of allow.commands)"));
-  absl::StatusOr<std::string> name = Scalar(command, "command");
+  if (!command)
+    return kSection.ErrorAt(section, absl::StrCat(kSection.Key("command"), " is required (a name of allow.commands)"));
+  absl::StatusOr<std::string> name = kSection.String(command, "command");
   if (!name.ok()) return name.status();
   absl::StatusOr<CommandTemplate> found = allow.FindCommand(*name);
   if (!found.ok()) return allow.WithAllowed(found.status());
@@ -222,26 +197,28 @@ absl::StatusOr<WorkflowConfig> Parse(const YAML::Node& section, const AllowList&
   if (absl::Status s = PathValue(section, config, "prompts", allow, &config.prompts); !s.ok()) return s;
 
   if (const YAML::Node env = section["env"]; env && !env.IsNull()) {
-    if (!env.IsMap()) return ErrorAt(env, absl::StrCat(Key("env"), " must be a map of NAME: value"));
+    if (!env.IsMap()) return kSection.ErrorAt(env, absl::StrCat(kSection.Key("env"), " must be a map of NAME: value"));
     for (const auto& entry : env) {
       const std::string var = entry.first.IsScalar() ? entry.first.Scalar() : "";
       if (!Lists(config.command, var) && (config.start_name.empty() || !Lists(config.start, var))) {
-        return ErrorAt(entry.first,
-                       absl::StrCat(Key("env"), ": command ", config.command_name, " does not let a spec set '", var,
-                                    "' (allow.commands.", config.command_name, ".env lists: ",
-                                    config.command.env.empty() ? "none" : absl::StrJoin(config.command.env, ", "), ")"));
+        return kSection.ErrorAt(
+            entry.first,
+            absl::StrCat(kSection.Key("env"), ": command ", config.command_name, " does not let a spec set '", var,
+                         "' (allow.commands.", config.command_name, ".env lists: ",
+                         config.command.env.empty() ? "none" : absl::StrJoin(config.command.env, ", "), ")"));
       }
       if (var == kBatchSizeEnv) {
-        return ErrorAt(entry.first, absl::StrCat(Key("env"), ".", kBatchSizeEnv, ": the agent sets ", kBatchSizeEnv,
-                                                 " from workflow.batch_size or the matrix axis batch_size (and records "
-                                                 "it): give the batch size there"));
+        return kSection.ErrorAt(
+            entry.first, absl::StrCat(kSection.Key("env"), ".", kBatchSizeEnv, ": the agent sets ", kBatchSizeEnv,
+                                      " from workflow.batch_size or the matrix axis batch_size (and records "
+                                      "it): give the batch size there"));
       }
       if (absl::Status s = EnvValue(entry.second, var, labels, &config); !s.ok()) return s;
     }
   }
 
   if (const YAML::Node mode = section["mode"]) {
-    absl::StatusOr<std::string> value = Scalar(mode, "mode");
+    absl::StatusOr<std::string> value = kSection.String(mode, "mode");
     if (!value.ok()) return value.status();
     config.mode = *value;
   } else if (auto it = config.env.find("ACCELERATOR"); it != config.env.end()) {
@@ -250,8 +227,9 @@ absl::StatusOr<WorkflowConfig> Parse(const YAML::Node& section, const AllowList&
     config.mode = "default";
   }
   if (config.mode.empty() || config.mode.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos) {
-    return ErrorAt(section["mode"] ? section["mode"] : section,
-                   absl::StrCat(Key("mode"), " must be letters, digits, '.', '_' or '-', got '", config.mode, "'"));
+    return kSection.ErrorAt(
+        section["mode"] ? section["mode"] : section,
+        absl::StrCat(kSection.Key("mode"), " must be letters, digits, '.', '_' or '-', got '", config.mode, "'"));
   }
 
   config.batch_size_placeholder = AnyUses(config, "{batch_size}");
@@ -259,11 +237,11 @@ absl::StatusOr<WorkflowConfig> Parse(const YAML::Node& section, const AllowList&
       Lists(config.command, kBatchSizeEnv) || (!config.start_name.empty() && Lists(config.start, kBatchSizeEnv));
   if (const YAML::Node batch = section["batch_size"]) {
     absl::StatusOr<int> value = ParseBatchSize(batch.IsScalar() ? batch.Scalar() : "a non-scalar");
-    if (!value.ok()) return ErrorAt(batch, absl::StrCat("workflow.", value.status().message()));
+    if (!value.ok()) return kSection.ErrorAt(batch, absl::StrCat("workflow.", value.status().message()));
     if (!config.takes_batch_size()) {
-      return ErrorAt(batch, absl::StrCat(Key("batch_size"), " is given but command ", Named(config),
-                                         " takes no batch size (no {batch_size} in its argv, no ", kBatchSizeEnv,
-                                         " in its env)"));
+      return kSection.ErrorAt(
+          batch, absl::StrCat(kSection.Key("batch_size"), " is given but command ", Named(config),
+                              " takes no batch size (no {batch_size} in its argv, no ", kBatchSizeEnv, " in its env)"));
     }
     config.batch_size = *value;
   }
@@ -274,7 +252,7 @@ absl::StatusOr<WorkflowConfig> Parse(const YAML::Node& section, const AllowList&
                           std::pair<const char*, absl::Duration*>{"container_sample_period",
                                                                   &config.container_sample_period}}) {
     if (const YAML::Node node = section[key]) {
-      absl::StatusOr<absl::Duration> value = Duration(node, key);
+      absl::StatusOr<absl::Duration> value = kSection.Duration(node, key);
       if (!value.ok()) return value.status();
       *out = *value;
     }
@@ -289,18 +267,20 @@ absl::StatusOr<WorkflowConfig> Parse(const YAML::Node& section, const AllowList&
       config.memory = MemoryMethod::kRusage;
     } else if (value == "container") {
       if (!config.names_container) {
-        return ErrorAt(memory, absl::StrCat(Key("memory"), " is container but command ", config.command_name,
-                                            " has no {container} to name the container by (e.g. docker run --name "
-                                            "{container} ...)"));
+        return kSection.ErrorAt(memory,
+                                absl::StrCat(kSection.Key("memory"), " is container but command ", config.command_name,
+                                             " has no {container} to name the container by (e.g. docker run --name "
+                                             "{container} ...)"));
       }
       config.memory = MemoryMethod::kContainer;
     } else {
-      return ErrorAt(memory,
-                     absl::StrCat(Key("memory"), " must be auto, cgroup, rusage or container, got '", value, "'"));
+      return kSection.ErrorAt(memory, absl::StrCat(kSection.Key("memory"),
+                                                   " must be auto, cgroup, rusage or container, got '", value, "'"));
     }
   }
   if (const YAML::Node results = section["results"]; results && !results.IsNull()) {
-    if (!results.IsMap()) return ErrorAt(results, absl::StrCat(Key("results"), " must be a map of field: JSON pointer"));
+    if (!results.IsMap())
+      return kSection.ErrorAt(results, absl::StrCat(kSection.Key("results"), " must be a map of field: JSON pointer"));
     std::string* fields[] = {&config.results.requests,      &config.results.prompt_id,
                              &config.results.latency_seconds, &config.results.output_tokens,
                              &config.results.time_to_first_token_seconds, &config.results.error,
@@ -311,13 +291,13 @@ absl::StatusOr<WorkflowConfig> Parse(const YAML::Node& section, const AllowList&
       const auto* it = std::find_if(std::begin(kResultsKeys), std::end(kResultsKeys),
                                     [&](const char* k) { return field == k; });
       if (it == std::end(kResultsKeys)) {
-        return ErrorAt(entry.first, absl::StrCat("unknown key ", Key("results." + field), " (known keys: ",
-                                                 absl::StrJoin(kResultsKeys, ", "), ")"));
+        return kSection.ErrorAt(entry.first, absl::StrCat("unknown key ", kSection.Key("results." + field),
+                                                          " (known keys: ", absl::StrJoin(kResultsKeys, ", "), ")"));
       }
       // A JSON pointer is "" (the whole document) or starts with '/' (RFC 6901).
       if (!entry.second.IsScalar() || (!entry.second.Scalar().empty() && entry.second.Scalar()[0] != '/')) {
-        return ErrorAt(entry.second, absl::StrCat(Key("results." + field),
-                                                  " must be a JSON pointer such as /data/items (RFC 6901)"));
+        return kSection.ErrorAt(entry.second, absl::StrCat(kSection.Key("results." + field),
+                                                           " must be a JSON pointer such as /data/items (RFC 6901)"));
       }
       *fields[it - std::begin(kResultsKeys)] = entry.second.Scalar();
     }

@@ -51,12 +51,12 @@ TEST(AllowListTest, ModelPathMustStayInsideAModelDir) {
 
 TEST(AllowListTest, WorkflowPathMustStayInsideAWorkflowDir) {
   const AllowList list = MakeList();
-  EXPECT_TRUE(list.CheckWorkflowPath("/srv/workflows/sd15-txt2img.workflow.json").ok());
-  EXPECT_EQ(list.CheckWorkflowPath("/srv/workflows/../../etc/shadow").message(),
+  EXPECT_TRUE(list.CheckInputFile("/srv/workflows/sd15-txt2img.workflow.json").ok());
+  EXPECT_EQ(list.CheckInputFile("/srv/workflows/../../etc/shadow").message(),
             "workflow path /srv/workflows/../../etc/shadow is not in this agent's allow-list "
             "(allow.workflow_dirs in /etc/benchfleet/agent.yaml)");
-  EXPECT_EQ(list.CheckWorkflowPath("/models/a.json").code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(list.CheckWorkflowPath("w.json").message(),
+  EXPECT_EQ(list.CheckInputFile("/models/a.json").code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(list.CheckInputFile("w.json").message(),
             "workflow path w.json is not an absolute path; the allow-list holds absolute paths only");
 }
 

@@ -110,6 +110,30 @@ TEST_F(ComfyUiConfigTest, UiFormatWorkflowIsRefused) {
                                                     "lists); export it with \"Save (API)\"")));
 }
 
+// The graph is read and sent on to ComfyUI: a coordinator's task may name only a file inside
+// allow.workflow_dirs (before it is read); the operator's own spec (`run`) is not held to it.
+TEST_F(ComfyUiConfigTest, ACoordinatorsWorkflowMustLieInTheAllowedFolders) {
+  const YAML::Node section = YAML::Load("url: http://127.0.0.1:8188\nworkflow: /nonexistent/w.json\n");
+  EXPECT_EQ(ParseComfyUiSection(section, *allow_, Env::Default(), SpecAuthor::kCoordinator).status(),
+            absl::PermissionDeniedError("workflow path /nonexistent/w.json is not in this agent's allow-list "
+                                        "(allow.workflow_dirs in agent.yaml); allow.workflow_dirs is empty: this "
+                                        "agent allows none"));
+  // The operator's spec goes on to read the file.
+  EXPECT_EQ(ParseComfyUiSection(section, *allow_, Env::Default(), SpecAuthor::kOperator).status(),
+            absl::NotFoundError("line 2: comfyui.workflow /nonexistent/w.json does not exist"));
+}
+
+TEST_F(ComfyUiConfigTest, ACoordinatorsWorkflowInsideTheAllowedFoldersIsRead) {
+  AllowConfig allow;
+  allow.urls = {"http://127.0.0.1:8188"};
+  allow.workflow_dirs = {dir_.path()};
+  const AllowList list(allow, "agent.yaml");
+  const YAML::Node section = YAML::Load(absl::StrCat("url: http://127.0.0.1:8188\nworkflow: ", path_, "\n"));
+  absl::StatusOr<ComfyUiConfig> c = ParseComfyUiSection(section, list, Env::Default(), SpecAuthor::kCoordinator);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->workflow_path, path_);
+}
+
 TEST_F(ComfyUiConfigTest, TheExampleSpecParses) {
   const YAML::Node spec = YAML::LoadFile(std::string(BENCHFLEET_SOURCE_DIR) + "/examples/series/comfyui-sd15-txt2img.yaml");
   YAML::Node section = YAML::Clone(spec["comfyui"]);

@@ -159,7 +159,12 @@ class TaskExecutorTest : public ::testing::Test {
     options.outbox = outbox_.get();
     options.find_backend = [this](const std::string& name) -> absl::StatusOr<BackendFactory> {
       if (name == "fake") {
-        return BackendFactory([this](const YAML::Node&, const BackendContext&) -> absl::StatusOr<std::unique_ptr<Backend>> {
+        return BackendFactory([this](const YAML::Node&,
+                                     const BackendContext& context) -> absl::StatusOr<std::unique_ptr<Backend>> {
+          {
+            std::lock_guard<std::mutex> l(mu_);
+            authors_.push_back(context.spec_author);
+          }
           return std::unique_ptr<Backend>(new ForwardingBackend(&fake_));
         });
       }
@@ -234,6 +239,7 @@ class TaskExecutorTest : public ::testing::Test {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> updates_;
+  std::vector<SpecAuthor> authors_;  // of each "fake" backend built, in order
   std::vector<v1::TaskUpdate> raw_;
   std::function<void(const v1::TaskUpdate&)> hook_;
   RecordingMetrics metrics_;
@@ -406,15 +412,16 @@ TEST_F(TaskExecutorTest, RefusesABackendOutsideTheAllowList) {
   EXPECT_THAT(fake_.events(), IsEmpty());
 }
 
-TEST_F(TaskExecutorTest, RefusesAWorkflowFileOutsideTheAllowedFolders) {
+// The backend is told a coordinator wrote the spec, so it holds the files the spec names to
+// allow.workflow_dirs (each backend's own check; comfyui_config_test, openai_config_test).
+TEST_F(TaskExecutorTest, TheBackendIsBuiltAsFromACoordinatorsSpec) {
   Start(Options());
-  // A workflow is read and sent on to ComfyUI: a coordinator must not get /etc/shadow read.
-  executor_->Assign(Assignment("task-1", "series: s1\ntask: t1\nbackend: fake\nfake: {workflow: /etc/shadow}\n"));
-  EXPECT_THAT(Updates(1), ElementsAre("task-1 refused: workflow path /etc/shadow is not in this agent's allow-list "
-                                      "(allow.workflow_dirs in /etc/benchfleet/agent.yaml); allow.workflow_dirs is "
-                                      "empty: this agent allows none"));
-  EXPECT_THAT(OutboxRecords(), IsEmpty());
-  EXPECT_THAT(fake_.events(), IsEmpty());
+  executor_->Assign(Assignment("task-1", kSpec));
+  const std::vector<std::string> updates = Updates(1);
+  ASSERT_FALSE(updates.empty());
+  EXPECT_EQ(updates[0], "task-1 accepted 3");
+  std::lock_guard<std::mutex> l(mu_);
+  EXPECT_THAT(authors_, ElementsAre(SpecAuthor::kCoordinator));
 }
 
 TEST_F(TaskExecutorTest, RefusesABinaryOutsideTheAllowList) {

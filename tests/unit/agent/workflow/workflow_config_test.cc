@@ -128,7 +128,7 @@ TEST(WorkflowConfigTest, BadKeysAndValuesNameTheirLine) {
               "line 3: unknown key workflow.dedline (known keys: command, config, prompts, env, mode, deadline, "
               "stop_grace, memory, results, container_sample_period, container, start, batch_size)");
   ExpectError("workflow:\n  command: bare\n  deadline: soon\n", absl::StatusCode::kInvalidArgument,
-              "line 3: workflow.deadline must be a positive duration such as 30m, 90s or 500ms, got 'soon'");
+              "line 3: workflow.deadline must be a positive duration such as 120s, 2m or 500ms, got 'soon'");
   // Issue 19 case 6: every duration has an upper bound.
   ExpectError("workflow:\n  command: bare\n  deadline: 25h\n", absl::StatusCode::kInvalidArgument,
               "line 3: workflow.deadline must be at most 24h, got 25h");
@@ -187,7 +187,7 @@ TEST(WorkflowConfigTest, ACommandNamingItsContainerIsSampledFromTheRuntime) {
               "line 3: workflow.memory must be auto, cgroup, rusage or container, got 'sometimes'");
   ExpectError("workflow:\n  command: in-docker\n  prompts: /srv/workflows/p.jsonl\n  container_sample_period: 0s\n",
               absl::StatusCode::kInvalidArgument,
-              "line 4: workflow.container_sample_period must be a positive duration such as 30m, 90s or 500ms, got '0s'");
+              "line 4: workflow.container_sample_period must be a positive duration such as 120s, 2m or 500ms, got '0s'");
   // A spec cannot name the container: the agent does.
   ExpectError("workflow:\n  command: in-docker\n  prompts: /srv/workflows/p.jsonl\n  container: mine\n",
               absl::StatusCode::kInvalidArgument,
