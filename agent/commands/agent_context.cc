@@ -6,10 +6,10 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "agent/conditions/conditions_probe.h"
+#include "agent/probes/conditions_probe.h"
 #include "agent/identity/agent_id.h"
-#include "agent/platform/process_tree.h"
-#include "agent/platform/vendor_probes.h"
+#include "agent/probes/process_tree.h"
+#include "agent/probes/vendor_probes.h"
 #include "agent/uplink/enrollment.h"
 
 namespace benchfleet::agent {

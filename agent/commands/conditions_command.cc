@@ -3,7 +3,7 @@
 
 #include "agent/commands/agent_context.h"
 #include "agent/commands/commands.h"
-#include "agent/conditions/conditions_probe.h"
+#include "agent/probes/conditions_probe.h"
 #include "common/proto_json.h"
 
 namespace benchfleet::agent {

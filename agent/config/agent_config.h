@@ -46,7 +46,7 @@ struct AllowConfig {
   std::map<std::string, CommandTemplate> commands;
 };
 
-// What the agent samples during each timed run (agent/platform/device_sampler.h).
+// What the agent samples during each timed run (agent/probes/device_sampler.h).
 enum class DeviceSampling {
   kAuto,         // the accelerators' tools only (nvidia-smi, rocm-smi, pmset); nothing without one
   kOff,          // nothing

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "agent/platform/device_sampler.h"
+#include "agent/probes/device_sampler.h"
 #include "agent/runner/figures.h"
 #include "agent/runner/matrix.h"
 #include "agent/runner/steady_state.h"

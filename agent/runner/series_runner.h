@@ -31,7 +31,7 @@
 #include "agent/backends/backend.h"
 #include "agent/config/allow_list.h"
 #include "agent/outbox/outbox.h"
-#include "agent/platform/device_sampler.h"
+#include "agent/probes/device_sampler.h"
 #include "agent/runner/output_check.h"
 #include "common/spec/series_spec.h"
 #include "benchfleet/v1/conditions.pb.h"
@@ -80,7 +80,7 @@ struct RunnerOptions {
   // Reads the accelerator's temperature in degrees Celsius just before a run (outside the timed
   // window), recorded as the metric device_temperature_at_start; nullopt or unset records none.
   std::function<std::optional<double>()> device_temperature;
-  // Watches each timed run (agent/platform/device_sampler.h: the DeviceSampler adds device
+  // Watches each timed run (agent/probes/device_sampler.h: the DeviceSampler adds device
   // memory, utilisation, power, temperature, clock, energy and THROTTLED/CONTENDED flags):
   // BeginRun right before the backend's Run, EndRun(record) right after it, inside the timed
   // window; its problems become progress lines. nullptr watches nothing. Outlives the runner.

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "agent/platform/device_sampler.h"
+#include "agent/probes/device_sampler.h"
 #include "agent/runner/figures.h"
 #include "agent/runner/steady_state.h"
 #include "agent/runner/throughput_drop.h"

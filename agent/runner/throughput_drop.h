@@ -50,7 +50,7 @@ bool HasFlag(const v1::RunRecord& record, const char* code);
 std::optional<double> JudgedValue(const v1::RunRecord& record, const std::string& metric);
 
 // What a dropped run's own flags point to, the device sampler's THROTTLED and CONTENDED
-// (agent/platform/device_sampler.h; THROTTLED wins over CONTENDED when both: the device's
+// (agent/probes/device_sampler.h; THROTTLED wins over CONTENDED when both: the device's
 // own readings say it slowed down).
 enum class DropCause { kUnexplained, kThrottled, kContended };
 DropCause CauseOfDrop(const v1::RunRecord& record);

@@ -48,7 +48,7 @@
 #include "agent/config/allow_list.h"
 #include "agent/metrics/agent_metrics.h"
 #include "agent/outbox/outbox.h"
-#include "agent/platform/device_sampler.h"
+#include "agent/probes/device_sampler.h"
 #include "benchfleet/v1/conditions.pb.h"
 #include "benchfleet/v1/fleet.pb.h"
 #include "common/env.h"

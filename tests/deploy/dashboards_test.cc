@@ -13,7 +13,7 @@
 #include "agent/backends/llama_server/figures.h"
 #include "agent/backends/openai/figures.h"
 #include "agent/backends/workflow/figures.h"
-#include "agent/platform/device_sampler.h"
+#include "agent/probes/device_sampler.h"
 #include "agent/runner/steady_state.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,5 +1,5 @@
 // libFuzzer target amd_smi: amd-smi --json outputs (ParseAmdSmiStatic, ParseAmdSmiMetric with its
-// VRAM totals, ParseAmdSmiProcess in agent/platform).
+// VRAM totals, ParseAmdSmiProcess in agent/probes).
 // Built with -fsanitize=fuzzer,address,undefined by scripts/fuzz (BENCHFLEET_FUZZ=ON), and as a
 // replay test (fuzz_replay_amd_smi) over corpus/amd_smi and regressions/amd_smi in the normal build.
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "agent/platform/amd_smi.h"
+#include "agent/probes/amd_smi.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,11 +1,11 @@
 // libFuzzer target apple_probe: the macOS probe's tool outputs (ParseSysctlFacts, ParseSystemProfilerJson,
-// ParsePmsetTherm and ThermalState::Slowdown in agent/platform).
+// ParsePmsetTherm and ThermalState::Slowdown in agent/probes).
 // Built with -fsanitize=fuzzer,address,undefined by scripts/fuzz (BENCHFLEET_FUZZ=ON), and as a
 // replay test (fuzz_replay_apple_probe) over corpus/apple_probe and regressions/apple_probe in the normal build.
 #include <cstddef>
 #include <cstdint>
 
-#include "agent/platform/apple_probe.h"
+#include "agent/probes/apple_probe.h"
 #include "tests/fuzz/fuzz_input.h"
 
 using namespace benchfleet::agent;

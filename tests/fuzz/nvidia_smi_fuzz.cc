@@ -1,11 +1,11 @@
 // libFuzzer target nvidia_smi: nvidia-smi's CSV outputs (ParseNvidiaGpuInfo, FillAccelerator,
-// ParseNvidiaSamples, NvidiaReasonNames, ParseNvidiaComputeApps in agent/platform).
+// ParseNvidiaSamples, NvidiaReasonNames, ParseNvidiaComputeApps in agent/probes).
 // Built with -fsanitize=fuzzer,address,undefined by scripts/fuzz (BENCHFLEET_FUZZ=ON), and as a
 // replay test (fuzz_replay_nvidia_smi) over corpus/nvidia_smi and regressions/nvidia_smi in the normal build.
 #include <cstddef>
 #include <cstdint>
 
-#include "agent/platform/nvidia_smi.h"
+#include "agent/probes/nvidia_smi.h"
 #include "tests/fuzz/fuzz_input.h"
 
 using namespace benchfleet::agent;

@@ -33,7 +33,7 @@
 #include "agent/backends/llama_server/figures.h"
 #include "agent/backends/openai/figures.h"
 #include "agent/backends/workflow/figures.h"
-#include "agent/platform/device_sampler.h"
+#include "agent/probes/device_sampler.h"
 #include "benchfleet/v1/fleet.grpc.pb.h"
 #include "common/figures.h"
 #include "common/hashing.h"

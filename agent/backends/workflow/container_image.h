@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "agent/platform/command_runner.h"
+#include "agent/probes/command_runner.h"
 
 namespace benchfleet::agent::workflow {
 

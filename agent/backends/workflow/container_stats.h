@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "agent/platform/command_runner.h"
+#include "agent/probes/command_runner.h"
 #include "common/clock.h"
 
 namespace benchfleet::agent::workflow {

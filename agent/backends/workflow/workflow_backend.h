@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/backends/backend.h"
-#include "agent/platform/command_runner.h"
+#include "agent/probes/command_runner.h"
 #include "agent/process/cgroup_memory.h"
 #include "agent/process/child_process.h"
 #include "yaml-cpp/yaml.h"

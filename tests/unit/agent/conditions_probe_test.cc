@@ -1,11 +1,11 @@
-#include "agent/conditions/conditions_probe.h"
+#include "agent/probes/conditions_probe.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "agent/conditions/linux_probe.h"
+#include "agent/probes/linux_probe.h"
 #include "common/conditions_fingerprint.h"
 #include "tests/unit/agent/temp_dir.h"
 

@@ -757,7 +757,7 @@ TEST(PrometheusMetricsTest, HeadlineFiguresPastEightPerAgentAndTaskAreOther) {
 }
 
 // Energy where a probe gave power, and the steady state of a serving run, as the series runner
-// stamps them after the backend's figures (agent/platform/device_sampler.h,
+// stamps them after the backend's figures (agent/probes/device_sampler.h,
 // agent/runner/steady_state.h): a gauge each, by their labels; a run without them adds none.
 TEST(PrometheusMetricsTest, EnergyAndSteadyStateFiguresAreGaugesWhereMeasured) {
   PrometheusMetrics metrics;

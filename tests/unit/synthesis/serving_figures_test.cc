@@ -1,5 +1,5 @@
 // The steady state of serving runs (MSER-5, agent/runner/steady_state.h) and the energy per
-// output token and per image (agent/platform/device_sampler.h) in the guide: records carrying
+// output token and per image (agent/probes/device_sampler.h) in the guide: records carrying
 // those figures as the series runner stamps them (labels, units, headline ranks after the
 // backend's), listed with the cell's further figures and shown in the decision table's Energy
 // column, in English and French, every number with its source.

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tests/unit/agent/platform/fake_tools.h"
+#include "tests/unit/agent/probes/fake_tools.h"
 
 namespace benchfleet::agent::workflow {
 namespace {

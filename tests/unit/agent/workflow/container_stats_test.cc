@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "tests/unit/agent/platform/fake_tools.h"
+#include "tests/unit/agent/probes/fake_tools.h"
 
 namespace benchfleet::agent::workflow {
 namespace {

@@ -18,7 +18,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "tests/unit/agent/platform/fake_tools.h"
+#include "tests/unit/agent/probes/fake_tools.h"
 #include "tests/unit/agent/temp_dir.h"
 
 namespace benchfleet::agent {
