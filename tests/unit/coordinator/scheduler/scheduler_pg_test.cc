@@ -114,7 +114,7 @@ class SchedulerPgTest : public ::testing::Test {
     options.clock = &clock_;
     options.coordinator_id = name;
     options.metrics = &metrics_;
-    return std::make_unique<Scheduler>(store_.get(), options);
+    return std::make_unique<Scheduler>(FleetStores::Of(store_.get()), options);
   }
 
   void AddMachine(const std::string& agent_id, const std::map<std::string, std::string>& labels) {
@@ -832,7 +832,7 @@ TEST(SchedulerMetricsTest, ATickThatCannotReachTheDatabaseCountsOneError) {
   SchedulerOptions options;
   options.coordinator_id = "c1";
   options.metrics = &metrics;
-  Scheduler scheduler(store.get(), options);
+  Scheduler scheduler(FleetStores::Of(store.get()), options);
   scheduler.Tick();
   EXPECT_THAT(metrics.calls(), ElementsAre("DatabaseError scheduler_tick"));
   absl::StatusOr<FleetSnapshot> snapshot = store->ReadFleetSnapshot(absl::Now());
