@@ -39,6 +39,13 @@ using ::testing::IsEmpty;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1767225600);  // 2026-01-01T00:00:00Z
 
+// Returns the value of `s`, or T() after failing the test when it is an error (no crash).
+template <typename T>
+T Value(absl::StatusOr<T> s) {
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *std::move(s) : T();
+}
+
 // ---- The two implementations, each with the runs store's side of its database ----
 
 class MemoryBackend {
@@ -267,7 +274,7 @@ TYPED_TEST(FleetStoreContractTest, ASeriesIsStoredWithOnePendingTaskPerAgentSort
   absl::StatusOr<std::vector<TaskRow>> none = this->store().ListTasks(unknown);
   ASSERT_TRUE(none.ok());
   EXPECT_THAT(*none, IsEmpty());
-  EXPECT_THAT(*this->store().ListTasks("nope"), IsEmpty());
+  EXPECT_THAT(Value(this->store().ListTasks("nope")), IsEmpty());
 }
 
 TYPED_TEST(FleetStoreContractTest, SeriesAreListedNewestFirstAndActiveOnlyLeavesEndedOnesOut) {
@@ -281,7 +288,7 @@ TYPED_TEST(FleetStoreContractTest, SeriesAreListedNewestFirstAndActiveOnlyLeaves
   ASSERT_TRUE(this->store().CancelSeries(second, "stop", kT0 + absl::Minutes(3)).ok());
   auto ids = [&](bool active_only) {
     std::vector<std::string> out;
-    const std::vector<SeriesRow> listed = *this->store().ListSeries(active_only);
+    const std::vector<SeriesRow> listed = Value(this->store().ListSeries(active_only));
     for (const SeriesRow& s : listed) out.push_back(s.id);
     return out;
   };
@@ -299,16 +306,16 @@ TYPED_TEST(FleetStoreContractTest, TheChangeCounterMovesOnEveryChangeFromTheFirs
   ASSERT_TRUE(this->store().ListTasks(id).ok());
   ASSERT_TRUE(this->store().ListDueTasks(kT0).ok());
   EXPECT_EQ(this->Counter(), created);
-  ASSERT_EQ(this->store().ClaimPendingTasks({"a"}, "c1", kT0, kT0 + absl::Seconds(30))->size(), 1u);
+  ASSERT_EQ(Value(this->store().ClaimPendingTasks({"a"}, "c1", kT0, kT0 + absl::Seconds(30))).size(), 1u);
   const int64_t claimed = this->Counter();
   EXPECT_NE(claimed, created);
   // Taking over a task and renewing a lease change no state others watch.
-  ASSERT_EQ(this->store().TakeOverRunningTasks("a", "c2", kT0, kT0 + absl::Seconds(30))->size(), 1u);
+  ASSERT_EQ(Value(this->store().TakeOverRunningTasks("a", "c2", kT0, kT0 + absl::Seconds(30))).size(), 1u);
   ASSERT_TRUE(this->store().RenewLeases("a", kT0 + absl::Seconds(60)).ok());
   EXPECT_EQ(this->Counter(), claimed);
   TaskRow t = this->Task(tasks["a"].status.task_id());
   t.status.set_runs_done(1);
-  ASSERT_TRUE(*this->store().UpdateTask(t, v1::TaskStatus::STATE_RUNNING, 1, kT0));
+  ASSERT_TRUE(Value(this->store().UpdateTask(t, v1::TaskStatus::STATE_RUNNING, 1, kT0)));
   EXPECT_NE(this->Counter(), claimed);
 }
 
@@ -340,15 +347,15 @@ TYPED_TEST(FleetStoreContractTest, PendingTasksAreClaimedOnceWhileTheSeriesIsAct
   EXPECT_EQ(ToTime(running.status.update_time()), kT0 + absl::Minutes(1));
 
   // Taken already: nobody gets it again.
-  EXPECT_THAT(*this->store().ClaimPendingTasks({"a"}, "c2", kT0 + absl::Minutes(1), kT0 + absl::Hours(1)), IsEmpty());
+  EXPECT_THAT(Value(this->store().ClaimPendingTasks({"a"}, "c2", kT0 + absl::Minutes(1), kT0 + absl::Hours(1))), IsEmpty());
   // At the deadline it is too late; a microsecond before, not.
-  EXPECT_THAT(*this->store().ClaimPendingTasks({"b"}, "c1", kT0 + absl::Hours(1), kT0 + absl::Hours(2)), IsEmpty());
+  EXPECT_THAT(Value(this->store().ClaimPendingTasks({"b"}, "c1", kT0 + absl::Hours(1), kT0 + absl::Hours(2))), IsEmpty());
   EXPECT_EQ(this->store()
                 .ClaimPendingTasks({"b"}, "c1", kT0 + absl::Hours(1) - absl::Microseconds(1), kT0 + absl::Hours(2))
                 ->size(),
             1u);
   // No agent: nothing.
-  EXPECT_THAT(*this->store().ClaimPendingTasks({}, "c1", kT0, kT0), IsEmpty());
+  EXPECT_THAT(Value(this->store().ClaimPendingTasks({}, "c1", kT0, kT0)), IsEmpty());
 }
 
 TYPED_TEST(FleetStoreContractTest, ManyClaimersAtOnceTakeEachTaskExactlyOnce) {
@@ -378,7 +385,7 @@ TYPED_TEST(FleetStoreContractTest, AnUpdateIsWrittenOnlyFromTheExpectedStateAndA
   std::map<std::string, TaskRow> tasks = this->Create(this->Row("n"), {"a"});
   const std::string id = tasks["a"].status.task_id();
   ASSERT_TRUE(this->store().AddFlagCounts({{id, {{"CACHE_HIT", 2}}}}).ok());
-  ASSERT_EQ(this->store().ClaimPendingTasks({"a"}, "c1", kT0, kT0 + absl::Seconds(30))->size(), 1u);
+  ASSERT_EQ(Value(this->store().ClaimPendingTasks({"a"}, "c1", kT0, kT0 + absl::Seconds(30))).size(), 1u);
 
   TaskRow t = this->Task(id);
   t.status.set_state(v1::TaskStatus::STATE_SUCCEEDED);
@@ -392,12 +399,12 @@ TYPED_TEST(FleetStoreContractTest, AnUpdateIsWrittenOnlyFromTheExpectedStateAndA
   t.status.mutable_flag_counts()->clear();  // not written: flag counts only add up
   t.lease_expiry.reset();
   t.coordinator_id = "c9";
-  EXPECT_FALSE(*this->store().UpdateTask(t, v1::TaskStatus::STATE_PENDING, 1, kT0 + absl::Seconds(5)));
-  EXPECT_FALSE(*this->store().UpdateTask(t, v1::TaskStatus::STATE_RUNNING, 2, kT0 + absl::Seconds(5)));
+  EXPECT_FALSE(Value(this->store().UpdateTask(t, v1::TaskStatus::STATE_PENDING, 1, kT0 + absl::Seconds(5))));
+  EXPECT_FALSE(Value(this->store().UpdateTask(t, v1::TaskStatus::STATE_RUNNING, 2, kT0 + absl::Seconds(5))));
   EXPECT_EQ(this->Task(id).status.state(), v1::TaskStatus::STATE_RUNNING);
-  EXPECT_TRUE(*this->store().UpdateTask(t, v1::TaskStatus::STATE_RUNNING, 1, kT0 + absl::Seconds(5)));
+  EXPECT_TRUE(Value(this->store().UpdateTask(t, v1::TaskStatus::STATE_RUNNING, 1, kT0 + absl::Seconds(5))));
   // Ended: a second writer that read RUNNING loses.
-  EXPECT_FALSE(*this->store().UpdateTask(t, v1::TaskStatus::STATE_RUNNING, 1, kT0 + absl::Seconds(6)));
+  EXPECT_FALSE(Value(this->store().UpdateTask(t, v1::TaskStatus::STATE_RUNNING, 1, kT0 + absl::Seconds(6))));
 
   const TaskRow written = this->Task(id);
   EXPECT_EQ(written.status.state(), v1::TaskStatus::STATE_SUCCEEDED);
@@ -415,16 +422,16 @@ TYPED_TEST(FleetStoreContractTest, AnUpdateIsWrittenOnlyFromTheExpectedStateAndA
 
   TaskRow unknown = t;
   unknown.status.set_task_id(NewUuid());
-  EXPECT_FALSE(*this->store().UpdateTask(unknown, v1::TaskStatus::STATE_SUCCEEDED, 1, kT0));
+  EXPECT_FALSE(Value(this->store().UpdateTask(unknown, v1::TaskStatus::STATE_SUCCEEDED, 1, kT0)));
   unknown.status.set_task_id("nope");
-  EXPECT_FALSE(*this->store().UpdateTask(unknown, v1::TaskStatus::STATE_SUCCEEDED, 1, kT0));
+  EXPECT_FALSE(Value(this->store().UpdateTask(unknown, v1::TaskStatus::STATE_SUCCEEDED, 1, kT0)));
 }
 
 TYPED_TEST(FleetStoreContractTest, LeasesMoveOnlyForwardAndTasksFallDueAtTheirLeaseOrDeadline) {
   std::string leased, deadlined;
   std::map<std::string, TaskRow> l = this->Create(this->Row("l", std::nullopt, 2), {"a", "b"}, &leased);
   std::map<std::string, TaskRow> d = this->Create(this->Row("d", kT0 + absl::Minutes(10), 3), {"c"}, &deadlined);
-  ASSERT_EQ(this->store().ClaimPendingTasks({"a", "b"}, "c1", kT0, kT0 + absl::Seconds(30))->size(), 2u);
+  ASSERT_EQ(Value(this->store().ClaimPendingTasks({"a", "b"}, "c1", kT0, kT0 + absl::Seconds(30))).size(), 2u);
 
   ASSERT_TRUE(this->store().RenewLeases("a", kT0 + absl::Seconds(20)).ok());  // earlier: kept
   EXPECT_EQ(this->Task(l["a"].status.task_id()).lease_expiry, kT0 + absl::Seconds(30));
@@ -436,13 +443,13 @@ TYPED_TEST(FleetStoreContractTest, LeasesMoveOnlyForwardAndTasksFallDueAtTheirLe
 
   auto due = [&](absl::Time now) {
     std::vector<std::string> out;
-    const std::vector<DueTask> listed = *this->store().ListDueTasks(now);
+    const std::vector<DueTask> listed = Value(this->store().ListDueTasks(now));
     for (const DueTask& t : listed) out.push_back(t.task.status.agent_id());
     return out;
   };
   EXPECT_THAT(due(kT0 + absl::Seconds(29)), IsEmpty());
   EXPECT_THAT(due(kT0 + absl::Seconds(30)), ElementsAre("b"));
-  const std::vector<DueTask> at_deadline = *this->store().ListDueTasks(kT0 + absl::Minutes(10));
+  const std::vector<DueTask> at_deadline = Value(this->store().ListDueTasks(kT0 + absl::Minutes(10)));
   ASSERT_EQ(at_deadline.size(), 3u);
   // By series id, then agent.
   const bool leased_first = leased < deadlined;
@@ -464,7 +471,7 @@ TYPED_TEST(FleetStoreContractTest, TakingOverMovesTheAgentsRunningTasksToTheNewC
   this->Create(this->Row("one"), {"a", "b"});
   this->Create(this->Row("two"), {"a"});
   std::vector<std::string> claimed_ids;
-  const std::vector<ClaimedTask> claimed = *this->store().ClaimPendingTasks({"a", "b"}, "c1", kT0, kT0 + absl::Seconds(30));
+  const std::vector<ClaimedTask> claimed = Value(this->store().ClaimPendingTasks({"a", "b"}, "c1", kT0, kT0 + absl::Seconds(30)));
   for (const ClaimedTask& t : claimed) {
     if (t.agent_id == "a") claimed_ids.push_back(t.task_id);
   }
@@ -488,12 +495,12 @@ TYPED_TEST(FleetStoreContractTest, TakingOverMovesTheAgentsRunningTasksToTheNewC
 TYPED_TEST(FleetStoreContractTest, CancellingEndsOpenTasksAndHandsEachRunningOneToTakeCancelsOnce) {
   std::string id;
   std::map<std::string, TaskRow> tasks = this->Create(this->Row("n"), {"a", "b", "c"}, &id);
-  ASSERT_EQ(this->store().ClaimPendingTasks({"a", "c"}, "c1", kT0, kT0 + absl::Seconds(30))->size(), 2u);
+  ASSERT_EQ(Value(this->store().ClaimPendingTasks({"a", "c"}, "c1", kT0, kT0 + absl::Seconds(30))).size(), 2u);
   TaskRow done = this->Task(tasks["c"].status.task_id());
   done.status.set_state(v1::TaskStatus::STATE_SUCCEEDED);
   done.status.set_message("ok");
   done.lease_expiry.reset();
-  ASSERT_TRUE(*this->store().UpdateTask(done, v1::TaskStatus::STATE_RUNNING, 1, kT0));
+  ASSERT_TRUE(Value(this->store().UpdateTask(done, v1::TaskStatus::STATE_RUNNING, 1, kT0)));
 
   absl::StatusOr<std::vector<TaskRow>> running =
       this->store().CancelSeries(id, "cancelled by an operator", kT0 + absl::Seconds(5));
@@ -511,19 +518,19 @@ TYPED_TEST(FleetStoreContractTest, CancellingEndsOpenTasksAndHandsEachRunningOne
   }
   EXPECT_EQ(after.at("c").status.state(), v1::TaskStatus::STATE_SUCCEEDED);
   EXPECT_EQ(after.at("c").status.message(), "ok");
-  EXPECT_EQ(this->store().GetSeries(id)->state, v1::SeriesStatus::STATE_CANCELLED);
+  EXPECT_EQ(Value(this->store().GetSeries(id)).state, v1::SeriesStatus::STATE_CANCELLED);
 
-  EXPECT_THAT(*this->store().TakeCancels({"b", "c"}), IsEmpty());  // b was PENDING: nothing to tell
+  EXPECT_THAT(Value(this->store().TakeCancels({"b", "c"})), IsEmpty());  // b was PENDING: nothing to tell
   absl::StatusOr<std::vector<TaskRow>> cancels = this->store().TakeCancels({"a", "b"});
   ASSERT_TRUE(cancels.ok());
   ASSERT_EQ(cancels->size(), 1u);
   EXPECT_EQ((*cancels)[0].status.task_id(), tasks["a"].status.task_id());
-  EXPECT_THAT(*this->store().TakeCancels({"a"}), IsEmpty());
-  EXPECT_THAT(*this->store().TakeCancels({}), IsEmpty());
+  EXPECT_THAT(Value(this->store().TakeCancels({"a"})), IsEmpty());
+  EXPECT_THAT(Value(this->store().TakeCancels({})), IsEmpty());
 
   // Cancelling again ends nothing more and marks nothing; an unknown series is NOT_FOUND.
-  EXPECT_THAT(*this->store().CancelSeries(id, "again", kT0), IsEmpty());
-  EXPECT_THAT(*this->store().TakeCancels({"a"}), IsEmpty());
+  EXPECT_THAT(Value(this->store().CancelSeries(id, "again", kT0)), IsEmpty());
+  EXPECT_THAT(Value(this->store().TakeCancels({"a"})), IsEmpty());
   const std::string unknown = NewUuid();
   EXPECT_EQ(this->store().CancelSeries(unknown, "x", kT0).status(), absl::NotFoundError("no series " + unknown));
   EXPECT_EQ(this->store().CancelSeries("nope", "x", kT0).status(), absl::NotFoundError("no series nope"));
@@ -537,13 +544,13 @@ TYPED_TEST(FleetStoreContractTest, ASeriesIsDoneOnceNoneOfItsTasksIsOpen) {
   ASSERT_TRUE(this->store().CancelSeries(cancelled, "stop", kT0).ok());
   TaskRow t = e["a"];
   t.status.set_state(v1::TaskStatus::STATE_EXPIRED);
-  ASSERT_TRUE(*this->store().UpdateTask(t, v1::TaskStatus::STATE_PENDING, 1, kT0));
+  ASSERT_TRUE(Value(this->store().UpdateTask(t, v1::TaskStatus::STATE_PENDING, 1, kT0)));
 
-  EXPECT_THAT(*this->store().FinishDoneSeries(), ElementsAre(ended));
-  EXPECT_THAT(*this->store().FinishDoneSeries(), IsEmpty());
-  EXPECT_EQ(this->store().GetSeries(ended)->state, v1::SeriesStatus::STATE_DONE);
-  EXPECT_EQ(this->store().GetSeries(open)->state, v1::SeriesStatus::STATE_ACTIVE);
-  EXPECT_EQ(this->store().GetSeries(cancelled)->state, v1::SeriesStatus::STATE_CANCELLED);
+  EXPECT_THAT(Value(this->store().FinishDoneSeries()), ElementsAre(ended));
+  EXPECT_THAT(Value(this->store().FinishDoneSeries()), IsEmpty());
+  EXPECT_EQ(Value(this->store().GetSeries(ended)).state, v1::SeriesStatus::STATE_DONE);
+  EXPECT_EQ(Value(this->store().GetSeries(open)).state, v1::SeriesStatus::STATE_ACTIVE);
+  EXPECT_EQ(Value(this->store().GetSeries(cancelled)).state, v1::SeriesStatus::STATE_CANCELLED);
 }
 
 TYPED_TEST(FleetStoreContractTest, FlagCountsAddUpAndUnknownTasksAreSkipped) {
@@ -571,23 +578,23 @@ TYPED_TEST(FleetStoreContractTest, LiveSchedulesAreListedWithTheirLatestSlotAndE
   row.series_name = "nightly";
   row.task = "chat-7b";
   row.created = kT0 + absl::Minutes(1);
-  const std::string second = *this->store().AddSchedule(row);
+  const std::string second = Value(this->store().AddSchedule(row));
   row.created = kT0;
-  const std::string first = *this->store().AddSchedule(row);
+  const std::string first = Value(this->store().AddSchedule(row));
   ASSERT_TRUE(IsUuid(first) && IsUuid(second));
 
   const absl::Time slot1 = kT0 + absl::Hours(3);
   const absl::Time slot2 = kT0 + absl::Hours(27);
-  EXPECT_TRUE(*this->store().ClaimSlot(first, slot2, "c1", slot2));
-  EXPECT_FALSE(*this->store().ClaimSlot(first, slot2, "c2", slot2));
-  EXPECT_TRUE(*this->store().ClaimSlot(first, slot1, "c2", slot2));  // an older slot, claimed late
+  EXPECT_TRUE(Value(this->store().ClaimSlot(first, slot2, "c1", slot2)));
+  EXPECT_FALSE(Value(this->store().ClaimSlot(first, slot2, "c2", slot2)));
+  EXPECT_TRUE(Value(this->store().ClaimSlot(first, slot1, "c2", slot2)));  // an older slot, claimed late
   SeriesRow fired = this->Row("nightly");
   fired.schedule_id = first;
   fired.slot_time = slot2;
   std::string series_id;
   this->Create(fired, {"a"}, &series_id);
-  EXPECT_EQ(this->store().GetSeries(series_id)->schedule_id, first);
-  EXPECT_EQ(this->store().GetSeries(series_id)->slot_time, slot2);
+  EXPECT_EQ(Value(this->store().GetSeries(series_id)).schedule_id, first);
+  EXPECT_EQ(Value(this->store().GetSeries(series_id)).slot_time, slot2);
 
   absl::StatusOr<std::vector<ScheduleRow>> listed = this->store().ListSchedules();
   ASSERT_TRUE(listed.ok()) << listed.status();
@@ -645,8 +652,8 @@ TYPED_TEST(FleetStoreContractTest, AnnotatingNamesTheFirstRunNotStoredAndReplace
   EXPECT_EQ(this->backend_.Annotations(r1.run_id()), "INVALIDATED=bad cable,REGRESSION=slower");
   EXPECT_EQ(this->backend_.Annotations(r2.run_id()), "INVALIDATED=noisy");
 
-  EXPECT_THAT(*this->store().RunsOfSeries("series-1"), ElementsAre(r1.run_id()));
-  EXPECT_THAT(*this->store().RunsOfSeries("series-9"), IsEmpty());
+  EXPECT_THAT(Value(this->store().RunsOfSeries("series-1")), ElementsAre(r1.run_id()));
+  EXPECT_THAT(Value(this->store().RunsOfSeries("series-9")), IsEmpty());
 }
 
 // The point's runs, each one way of not belonging; MakeRecord(i) starts at kT0 + i seconds.
@@ -691,16 +698,16 @@ TYPED_TEST(FleetStoreContractTest, TheBaselineIsTheLastAcceptedRunsOfOtherTasksB
   EXPECT_EQ(b.conditions_fingerprint, "fp-3");
   EXPECT_EQ(b.start_time, kT0 + absl::Seconds(3));
   EXPECT_EQ((*baseline)[2].wall_seconds, 1.0);
-  EXPECT_THAT(this->Ids(*this->store().Baseline(run, 2)), ElementsAre(flagged, ok3));
+  EXPECT_THAT(this->Ids(Value(this->store().Baseline(run, 2))), ElementsAre(flagged, ok3));
   (void)same_start;
 
   // A run without a start, or whose id is not a UUID, has no baseline.
   v1::RunRecord no_start = run;
   no_start.clear_start_time();
-  EXPECT_THAT(*this->store().Baseline(no_start, 10), IsEmpty());
+  EXPECT_THAT(Value(this->store().Baseline(no_start, 10)), IsEmpty());
   v1::RunRecord bad_id = run;
   bad_id.set_run_id("nope");
-  EXPECT_THAT(*this->store().Baseline(bad_id, 10), IsEmpty());
+  EXPECT_THAT(Value(this->store().Baseline(bad_id, 10)), IsEmpty());
 }
 
 TYPED_TEST(FleetStoreContractTest, TheSampleIsTheTasksOwnAcceptedRunsUpToTheRunWithRegressionAnnotationsKept) {
@@ -725,10 +732,10 @@ TYPED_TEST(FleetStoreContractTest, TheSampleIsTheTasksOwnAcceptedRunsUpToTheRunW
 
   v1::RunRecord run = testing::MakeRecord(20);
   run.set_task_id("task-now");
-  EXPECT_THAT(this->Ids(*this->store().Sample(run, 10)), ElementsAre(regressed, s1));
+  EXPECT_THAT(this->Ids(Value(this->store().Sample(run, 10))), ElementsAre(regressed, s1));
   this->backend_.StoreRuns({run});  // stored: the run is its own sample's newest
-  EXPECT_THAT(this->Ids(*this->store().Sample(run, 10)), ElementsAre(run.run_id(), regressed, s1));
-  EXPECT_THAT(this->Ids(*this->store().Sample(run, 1)), ElementsAre(run.run_id()));
+  EXPECT_THAT(this->Ids(Value(this->store().Sample(run, 10))), ElementsAre(run.run_id(), regressed, s1));
+  EXPECT_THAT(this->Ids(Value(this->store().Sample(run, 1))), ElementsAre(run.run_id()));
 }
 
 TYPED_TEST(FleetStoreContractTest, AVerdictIsStoredOncePerRunAndARegressionAnnotatesItsSampleCountingOnTheTask) {
@@ -829,8 +836,8 @@ TYPED_TEST(FleetStoreContractTest, VerdictsListTheNewestOfEachPointOfEachTaskByT
   };
   EXPECT_THAT(run_ids(listed->at(task_a)), ElementsAre(cpu2.run_id(), gpu3.run_id(), legacy4.run_id()));
   EXPECT_THAT(run_ids(listed->at(task_b)), ElementsAre(b5.run_id()));
-  EXPECT_THAT(*this->store().ListVerdicts(NewUuid()), IsEmpty());
-  EXPECT_THAT(*this->store().ListVerdicts("nope"), IsEmpty());
+  EXPECT_THAT(Value(this->store().ListVerdicts(NewUuid())), IsEmpty());
+  EXPECT_THAT(Value(this->store().ListVerdicts("nope")), IsEmpty());
 }
 
 // ---- FleetSnapshotReader ----
@@ -846,7 +853,7 @@ TYPED_TEST(FleetStoreContractTest, TheSnapshotCountsMachinesRecentAgentsTasksByS
   image.task = "txt2img";
   std::string image_id;
   this->Create(image, {"b", "old"}, &image_id);
-  ASSERT_EQ(this->store().ClaimPendingTasks({"a"}, "c1", kT0, kT0 + absl::Seconds(30))->size(), 1u);
+  ASSERT_EQ(Value(this->store().ClaimPendingTasks({"a"}, "c1", kT0, kT0 + absl::Seconds(30))).size(), 1u);
   ASSERT_TRUE(this->store().CancelSeries(image_id, "stop", kT0).ok());
 
   absl::StatusOr<FleetSnapshot> snapshot = this->store().ReadFleetSnapshot(kT0 - absl::Hours(24));

@@ -38,6 +38,13 @@ using ::testing::HasSubstr;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1767225600);  // 2026-01-01T00:00:00Z, the clock's start
 
+// Returns the value of `s`, or T() after failing the test when it is an error (no crash).
+template <typename T>
+T Value(absl::StatusOr<T> s) {
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *std::move(s) : T();
+}
+
 std::string Spec(const std::string& fleet_keys) {
   return absl::StrCat("series: nightly\ntask: chat-7b\nbackend: llama-server\nruns:\n  cold: 1\n  warm: 2\n",
                       fleet_keys);
@@ -99,12 +106,12 @@ class SchedulerTest : public ::testing::Test {
   }
 
   // Every series stored, newest first.
-  std::vector<SeriesRow> AllSeries() { return *store_.ListSeries(/*active_only=*/false); }
+  std::vector<SeriesRow> AllSeries() { return Value(store_.ListSeries(/*active_only=*/false)); }
   // Every task of every series.
   std::vector<TaskRow> AllTasks() {
     std::vector<TaskRow> out;
     for (const SeriesRow& s : AllSeries()) {
-      const std::vector<TaskRow> tasks = *store_.ListTasks(s.id);
+      const std::vector<TaskRow> tasks = Value(store_.ListTasks(s.id));
       out.insert(out.end(), tasks.begin(), tasks.end());
     }
     return out;
@@ -744,7 +751,7 @@ TEST_F(SchedulerTest, ASpecOverTheLimitIsRefusedAtSubmitWithItsSizeAndNothingIsS
   EXPECT_EQ(scheduler_->AddSchedule(schedule).status(), absl::InvalidArgumentError(why));
   EXPECT_EQ(AllSeries().size(), 0u);
   EXPECT_EQ(AllTasks().size(), 0u);
-  EXPECT_EQ(store_.ListSchedules()->size(), 0u);
+  EXPECT_EQ(Value(store_.ListSchedules()).size(), 0u);
   // At the limit it is taken.
   spec.erase(spec.size() - 2, 1);
   ASSERT_EQ(spec.size(), kMaxSpecBytes);
