@@ -80,7 +80,7 @@ absl::Status CoordinatorServer::Start() {
   scheduler_options.lease = options_.lease;
   scheduler_options.coordinator_id = coordinator_id_;
   scheduler_options.metrics = metrics_.get();
-  scheduler_ = std::make_unique<Scheduler>(fleet_store_.get(), scheduler_options);
+  scheduler_ = std::make_unique<Scheduler>(FleetStores::Of(fleet_store_.get()), scheduler_options);
   agents_ = std::make_unique<ConnectedAgents>();
   auth_store_ = NewPgAuthStore(options_.database_url);
   const bool enforce = !options_.tls.server_cert_pem.empty();

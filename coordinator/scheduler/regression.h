@@ -1,7 +1,7 @@
 // The regression check of a series' run: the sample (this task's accepted runs of the run's mode,
 // phase and matrix point, up to the run: its warm calls so far) against the baseline (the last K
 // accepted runs of the same agent, task, mode, phase and point from other tasks, read by
-// FleetStore::Baseline). Key figure: the run's main figure (the metric its backend declares as
+// RunAnnotationStore::Baseline). Key figure: the run's main figure (the metric its backend declares as
 // headline 1, with its `better`: a lower-is-better figure regresses when it rises; higher is
 // assumed when the declaration says neither), else its wall seconds (lower is better). REGRESSION
 // (IMPROVEMENT) needs both a significant difference, Mann-Whitney U two-sided at level 0.05, and
@@ -22,7 +22,7 @@
 #include "benchfleet/v1/fleet.pb.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/spec/spec_limits.h"
-#include "coordinator/store/fleet_store.h"
+#include "coordinator/store/run_annotation_store.h"
 
 namespace benchfleet::coordinator {
 

@@ -87,7 +87,7 @@ absl::StatusOr<ParsedSubmission> ParseSubmission(const std::string& yaml, const 
 constexpr size_t kMaxCachedBaselines = 10000;
 
 struct Scheduler::State {
-  FleetStore* store;
+  FleetStores stores;
   SchedulerOptions options;
 
   std::mutex mu;
@@ -140,7 +140,7 @@ struct Scheduler::State {
     if (here.empty()) return true;
     const absl::Time now = Now();
     absl::StatusOr<std::vector<ClaimedTask>> claimed =
-        store->ClaimPendingTasks(here, options.coordinator_id, now, now + options.lease);
+        stores.tasks->ClaimPendingTasks(here, options.coordinator_id, now, now + options.lease);
     if (!claimed.ok()) {
       Log(absl::StrCat("scheduler: cannot take pending tasks: ", claimed.status().message()));
       return false;
@@ -151,14 +151,14 @@ struct Scheduler::State {
       std::shared_ptr<TaskSink> sink = SinkOf(task.agent_id);
       if (sink != nullptr && sink->SendAssignment(AssignmentOf(task))) continue;
       // The stream went away between the claim and the send: the task waits for the agent again.
-      absl::StatusOr<TaskRow> row = store->GetTask(task.task_id);
+      absl::StatusOr<TaskRow> row = stores.tasks->GetTask(task.task_id);
       if (!row.ok()) continue;
       TaskRow back = *row;
       back.status.set_state(v1::TaskStatus::STATE_PENDING);
       back.lease_expiry.reset();
       back.coordinator_id.clear();
       absl::StatusOr<bool> written =
-          store->UpdateTask(back, v1::TaskStatus::STATE_RUNNING, task.attempt, Now());
+          stores.tasks->UpdateTask(back, v1::TaskStatus::STATE_RUNNING, task.attempt, Now());
       if (!written.ok()) Log(absl::StrCat("scheduler: task ", task.task_id, ": ", written.status().message()));
     }
     if (!claimed->empty()) Bump();
@@ -171,7 +171,7 @@ struct Scheduler::State {
   void Resend(const std::string& agent_id) {
     const absl::Time now = Now();
     absl::StatusOr<std::vector<ClaimedTask>> running =
-        store->TakeOverRunningTasks(agent_id, options.coordinator_id, now, now + options.lease);
+        stores.tasks->TakeOverRunningTasks(agent_id, options.coordinator_id, now, now + options.lease);
     if (!running.ok()) {
       Log(absl::StrCat("scheduler: cannot take over the running tasks of agent ", agent_id, ": ",
                        running.status().message()));
@@ -192,13 +192,13 @@ struct Scheduler::State {
   bool FailIfTooLarge(const ClaimedTask& task) {
     const absl::Status size = CheckSpecSize(task.spec_yaml.size(), absl::StrCat("series ", task.series_id));
     if (size.ok()) return false;
-    absl::StatusOr<TaskRow> row = store->GetTask(task.task_id);
+    absl::StatusOr<TaskRow> row = stores.tasks->GetTask(task.task_id);
     if (!row.ok()) return true;
     TaskRow failed = *row;
     failed.status.set_state(v1::TaskStatus::STATE_FAILED);
     failed.status.set_message(absl::StrCat("not sent to the agent: ", size.message()));
     failed.lease_expiry.reset();
-    absl::StatusOr<bool> written = store->UpdateTask(failed, row->status.state(), task.attempt, Now());
+    absl::StatusOr<bool> written = stores.tasks->UpdateTask(failed, row->status.state(), task.attempt, Now());
     Log(absl::StrCat("scheduler: task ", task.task_id, " of agent ", task.agent_id, " FAILED: ",
                      failed.status.message(), written.ok() ? "" : absl::StrCat(" (not written: ",
                                                                                 written.status().message(), ")")));
@@ -250,7 +250,7 @@ struct Scheduler::State {
     // PENDING: Dispatch sends the new attempt on this stream; RUNNING here: send it again now,
     // the one sent on the agent's old stream may never have arrived.
     if (ts.state() != v1::TaskStatus::STATE_RUNNING || task.coordinator_id != options.coordinator_id) return;
-    absl::StatusOr<SeriesRow> series = store->GetSeries(ts.series_id());
+    absl::StatusOr<SeriesRow> series = stores.tasks->GetSeries(ts.series_id());
     if (!series.ok()) return;
     ClaimedTask current;
     current.task_id = ts.task_id();
@@ -266,7 +266,7 @@ struct Scheduler::State {
   // connected here. Returns false when the database could not be read.
   bool SendCancels(const std::vector<std::string>& agent_ids) {
     if (agent_ids.empty()) return true;
-    absl::StatusOr<std::vector<TaskRow>> cancels = store->TakeCancels(agent_ids);
+    absl::StatusOr<std::vector<TaskRow>> cancels = stores.tasks->TakeCancels(agent_ids);
     if (!cancels.ok()) {
       Log(absl::StrCat("scheduler: cannot take task cancellations: ", cancels.status().message()));
       return false;
@@ -291,7 +291,7 @@ struct Scheduler::State {
 
   // Returns false when the database could not be written.
   bool FinishSeries() {
-    absl::StatusOr<std::vector<std::string>> done = store->FinishDoneSeries();
+    absl::StatusOr<std::vector<std::string>> done = stores.tasks->FinishDoneSeries();
     if (!done.ok()) {
       Log(absl::StrCat("scheduler: cannot end finished series: ", done.status().message()));
       return false;
@@ -305,7 +305,7 @@ struct Scheduler::State {
                                                   std::optional<absl::Time> slot) {
     absl::StatusOr<ParsedSubmission> parsed = ParseSubmission(yaml, source_name);
     if (!parsed.ok()) return parsed.status();
-    absl::StatusOr<std::vector<v1::Machine>> machines = store->ListMachines();
+    absl::StatusOr<std::vector<v1::Machine>> machines = stores.machines->ListMachines();
     if (!machines.ok()) return machines.status();
     v1::SubmitSeriesResponse response;
     std::vector<std::string> agents;
@@ -333,7 +333,7 @@ struct Scheduler::State {
     row.retry_max = parsed->fields().retry_max;
     row.schedule_id = schedule_id;
     row.slot_time = slot;
-    absl::StatusOr<std::string> id = store->CreateSeries(row, agents);
+    absl::StatusOr<std::string> id = stores.tasks->CreateSeries(row, agents);
     if (!id.ok()) return id.status();
     for (const std::string& agent : agents) options.metrics->TaskKnown(agent, row.task);
     response.set_series_id(*id);
@@ -352,9 +352,10 @@ struct Scheduler::State {
     SetTimestamp(row.created, s.mutable_create_time());
     if (row.deadline.has_value()) SetTimestamp(*row.deadline, s.mutable_deadline());
     s.set_schedule_id(row.schedule_id);
-    absl::StatusOr<std::vector<TaskRow>> tasks = store->ListTasks(row.id);
+    absl::StatusOr<std::vector<TaskRow>> tasks = stores.tasks->ListTasks(row.id);
     if (!tasks.ok()) return tasks.status();
-    absl::StatusOr<std::map<std::string, std::vector<v1::RegressionVerdict>>> verdicts = store->ListVerdicts(row.id);
+    absl::StatusOr<std::map<std::string, std::vector<v1::RegressionVerdict>>> verdicts =
+        stores.annotations->ListVerdicts(row.id);
     if (!verdicts.ok()) return verdicts.status();
     bool all_succeeded = !tasks->empty();
     for (const TaskRow& t : *tasks) {
@@ -375,7 +376,7 @@ struct Scheduler::State {
   // Ends (or retries) the tasks whose lease expired and expires those past their deadline.
   // Returns false when a database operation failed.
   bool ReapDueTasks(absl::Time now) {
-    absl::StatusOr<std::vector<DueTask>> due = store->ListDueTasks(now);
+    absl::StatusOr<std::vector<DueTask>> due = stores.tasks->ListDueTasks(now);
     if (!due.ok()) {
       Log(absl::StrCat("scheduler: cannot list due tasks: ", due.status().message()));
       return false;
@@ -405,7 +406,7 @@ struct Scheduler::State {
                                           " passed before the agent got the task"));
       }
       t.lease_expiry.reset();
-      absl::StatusOr<bool> written = store->UpdateTask(t, was, attempt, now);
+      absl::StatusOr<bool> written = stores.tasks->UpdateTask(t, was, attempt, now);
       if (!written.ok()) {
         reached = false;
         Log(absl::StrCat("scheduler: task ", t.status.task_id(), ": ", written.status().message()));
@@ -421,7 +422,7 @@ struct Scheduler::State {
 
   // Returns false when a database operation failed.
   bool FireSchedules(absl::Time now) {
-    absl::StatusOr<std::vector<ScheduleRow>> schedules = store->ListSchedules();
+    absl::StatusOr<std::vector<ScheduleRow>> schedules = stores.schedules->ListSchedules();
     if (!schedules.ok()) {
       Log(absl::StrCat("scheduler: cannot list schedules: ", schedules.status().message()));
       return false;
@@ -434,7 +435,7 @@ struct Scheduler::State {
       // Only the latest due slot fires: slots missed while every coordinator was down fire once.
       const std::optional<absl::Time> slot = cron->LatestIn(after, now);
       if (!slot.has_value()) continue;
-      absl::StatusOr<bool> won = store->ClaimSlot(s.id, *slot, options.coordinator_id, now);
+      absl::StatusOr<bool> won = stores.schedules->ClaimSlot(s.id, *slot, options.coordinator_id, now);
       if (!won.ok()) {
         reached = false;
         Log(absl::StrCat("scheduler: schedule ", s.id, ": ", won.status().message()));
@@ -462,9 +463,9 @@ struct Scheduler::State {
     RegressionPolicy policy;
     policy.baseline_runs = options.baseline_runs;
     policy.threshold = options.regression_threshold;
-    absl::StatusOr<TaskRow> task = store->GetTask(task_id);
+    absl::StatusOr<TaskRow> task = stores.tasks->GetTask(task_id);
     if (!task.ok()) return policy;
-    absl::StatusOr<SeriesRow> series = store->GetSeries(task->status.series_id());
+    absl::StatusOr<SeriesRow> series = stores.tasks->GetSeries(task->status.series_id());
     if (!series.ok()) return policy;
     absl::StatusOr<ParsedSubmission> parsed = ParseSubmission(series->spec_yaml, series->source_name);
     if (parsed.ok()) {
@@ -485,7 +486,7 @@ struct Scheduler::State {
     for (const auto& [k, v] : matrix) absl::StrAppend(&key, "\n", k, "=", v);
     std::lock_guard<std::mutex> lock(baselines_mu);
     if (auto it = baselines.find(key); it != baselines.end()) return it->second;
-    absl::StatusOr<std::vector<BaselineRun>> read = store->Baseline(record, limit);
+    absl::StatusOr<std::vector<BaselineRun>> read = stores.annotations->Baseline(record, limit);
     if (!read.ok()) return read;
     if (baselines.size() >= kMaxCachedBaselines) baselines.clear();
     baselines.emplace(std::move(key), *read);
@@ -499,7 +500,7 @@ struct Scheduler::State {
       Log(absl::StrCat("scheduler: baseline of run ", record.run_id(), ": ", baseline.status().message()));
       return;
     }
-    absl::StatusOr<std::vector<BaselineRun>> sample = store->Sample(record, kMaxSampleRuns);
+    absl::StatusOr<std::vector<BaselineRun>> sample = stores.annotations->Sample(record, kMaxSampleRuns);
     if (!sample.ok()) {
       Log(absl::StrCat("scheduler: sample of run ", record.run_id(), ": ", sample.status().message()));
       return;
@@ -507,7 +508,7 @@ struct Scheduler::State {
     std::map<std::string, v1::MachineConditions> conditions;
     if (!baseline->empty() && baseline->front().conditions_fingerprint != record.conditions_fingerprint()) {
       absl::StatusOr<std::vector<v1::MachineConditions>> found =
-          store->GetConditions({baseline->front().conditions_fingerprint, record.conditions_fingerprint()});
+          stores.machines->GetConditions({baseline->front().conditions_fingerprint, record.conditions_fingerprint()});
       if (found.ok()) {
         for (const auto& c : *found) conditions[c.fingerprint()] = c;
       }
@@ -515,7 +516,7 @@ struct Scheduler::State {
     std::optional<v1::RegressionVerdict> verdict = CheckRegression(record, *sample, *baseline, policy, conditions);
     if (!verdict.has_value()) return;
     const std::string reason = RegressionReason(*verdict);
-    absl::Status stored = store->StoreVerdict(record.task_id(), *verdict, reason, Now());
+    absl::Status stored = stores.annotations->StoreVerdict(record.task_id(), *verdict, reason, Now());
     if (!stored.ok()) {
       Log(absl::StrCat("scheduler: verdict of run ", record.run_id(), ": ", stored.message()));
       return;
@@ -530,8 +531,8 @@ struct Scheduler::State {
   }
 };
 
-Scheduler::Scheduler(FleetStore* store, SchedulerOptions options) : state_(std::make_unique<State>()) {
-  state_->store = store;
+Scheduler::Scheduler(FleetStores stores, SchedulerOptions options) : state_(std::make_unique<State>()) {
+  state_->stores = stores;
   state_->options = std::move(options);
   if (state_->options.clock == nullptr) state_->options.clock = &SystemClock();
   if (state_->options.metrics == nullptr) {
@@ -548,7 +549,7 @@ absl::StatusOr<v1::SubmitSeriesResponse> Scheduler::Submit(const v1::SubmitSerie
 
 absl::StatusOr<v1::SeriesStatus> Scheduler::Cancel(const std::string& series_id) {
   absl::StatusOr<std::vector<TaskRow>> running =
-      state_->store->CancelSeries(series_id, "cancelled by an operator", state_->Now());
+      state_->stores.tasks->CancelSeries(series_id, "cancelled by an operator", state_->Now());
   if (!running.ok()) return running.status();
   // Agents connected to other coordinators are told by those, on their next Tick (or NOTIFY).
   std::vector<std::string> agents;
@@ -563,7 +564,7 @@ absl::StatusOr<v1::SeriesStatus> Scheduler::Cancel(const std::string& series_id)
 }
 
 absl::StatusOr<std::vector<v1::SeriesStatus>> Scheduler::ListSeries(bool active_only) {
-  absl::StatusOr<std::vector<SeriesRow>> rows = state_->store->ListSeries(active_only);
+  absl::StatusOr<std::vector<SeriesRow>> rows = state_->stores.tasks->ListSeries(active_only);
   if (!rows.ok()) return rows.status();
   std::vector<v1::SeriesStatus> out;
   for (const SeriesRow& row : *rows) {
@@ -575,7 +576,7 @@ absl::StatusOr<std::vector<v1::SeriesStatus>> Scheduler::ListSeries(bool active_
 }
 
 absl::StatusOr<v1::SeriesStatus> Scheduler::GetSeries(const std::string& series_id) {
-  absl::StatusOr<SeriesRow> row = state_->store->GetSeries(series_id);
+  absl::StatusOr<SeriesRow> row = state_->stores.tasks->GetSeries(series_id);
   if (!row.ok()) return row.status();
   return state_->Status(*row);
 }
@@ -603,7 +604,7 @@ absl::StatusOr<v1::Schedule> Scheduler::AddSchedule(const v1::AddScheduleRequest
   row.series_name = parsed->spec.series;
   row.task = parsed->spec.task;
   row.created = now;
-  absl::StatusOr<std::string> id = state_->store->AddSchedule(row);
+  absl::StatusOr<std::string> id = state_->stores.schedules->AddSchedule(row);
   if (!id.ok()) return id.status();
   v1::Schedule s;
   s.set_schedule_id(*id);
@@ -616,7 +617,7 @@ absl::StatusOr<v1::Schedule> Scheduler::AddSchedule(const v1::AddScheduleRequest
 }
 
 absl::StatusOr<std::vector<v1::Schedule>> Scheduler::ListSchedules() {
-  absl::StatusOr<std::vector<ScheduleRow>> rows = state_->store->ListSchedules();
+  absl::StatusOr<std::vector<ScheduleRow>> rows = state_->stores.schedules->ListSchedules();
   if (!rows.ok()) return rows.status();
   const absl::Time now = state_->Now();
   std::vector<v1::Schedule> out;
@@ -638,7 +639,7 @@ absl::StatusOr<std::vector<v1::Schedule>> Scheduler::ListSchedules() {
 }
 
 absl::Status Scheduler::RemoveSchedule(const std::string& schedule_id) {
-  return state_->store->RemoveSchedule(schedule_id, state_->Now());
+  return state_->stores.schedules->RemoveSchedule(schedule_id, state_->Now());
 }
 
 absl::StatusOr<std::vector<std::string>> Scheduler::InvalidateRuns(const v1::InvalidateRunsRequest& request) {
@@ -650,17 +651,19 @@ absl::StatusOr<std::vector<std::string>> Scheduler::InvalidateRuns(const v1::Inv
   }
   std::set<std::string> ids(request.run_ids().begin(), request.run_ids().end());
   if (!request.series_id().empty()) {
-    absl::StatusOr<std::vector<std::string>> runs = state_->store->RunsOfSeries(request.series_id());
+    absl::StatusOr<std::vector<std::string>> runs =
+        state_->stores.annotations->RunsOfSeries(request.series_id());
     if (!runs.ok()) return runs.status();
     if (runs->empty()) {
-      absl::StatusOr<SeriesRow> series = state_->store->GetSeries(request.series_id());
+      absl::StatusOr<SeriesRow> series = state_->stores.tasks->GetSeries(request.series_id());
       if (!series.ok()) return series.status();  // NOT_FOUND: neither a series nor runs of one
     }
     ids.insert(runs->begin(), runs->end());
   }
   std::vector<std::string> sorted(ids.begin(), ids.end());
   if (sorted.empty()) return sorted;
-  absl::Status status = state_->store->AnnotateRuns(sorted, "INVALIDATED", request.reason(), state_->Now());
+  absl::Status status =
+      state_->stores.annotations->AnnotateRuns(sorted, "INVALIDATED", request.reason(), state_->Now());
   if (!status.ok()) return status;
   state_->Bump();
   return sorted;
@@ -684,13 +687,13 @@ void Scheduler::AgentDisconnected(const std::string& agent_id, const TaskSink* s
 }
 
 void Scheduler::Heartbeat(const std::string& agent_id) {
-  absl::Status status = state_->store->RenewLeases(agent_id, state_->Now() + state_->options.lease);
+  absl::Status status = state_->stores.tasks->RenewLeases(agent_id, state_->Now() + state_->options.lease);
   if (!status.ok()) Log(absl::StrCat("scheduler: heartbeat of agent ", agent_id, ": ", status.message()));
 }
 
 void Scheduler::TaskUpdated(const std::string& agent_id, const v1::TaskUpdate& update) {
   State& s = *state_;
-  absl::StatusOr<TaskRow> row = s.store->GetTask(update.task_id());
+  absl::StatusOr<TaskRow> row = s.stores.tasks->GetTask(update.task_id());
   if (!row.ok()) {
     Log(absl::StrCat("scheduler: agent ", agent_id, " sent an update for task ", update.task_id(), ": ",
                      row.status().message(), "; ignored"));
@@ -754,7 +757,7 @@ void Scheduler::TaskUpdated(const std::string& agent_id, const v1::TaskUpdate& u
   if (ts.state() == v1::TaskStatus::STATE_RUNNING && t.coordinator_id.empty()) {
     t.coordinator_id = s.options.coordinator_id;
   }
-  absl::StatusOr<bool> written = s.store->UpdateTask(t, was, ts.attempt(), now);
+  absl::StatusOr<bool> written = s.stores.tasks->UpdateTask(t, was, ts.attempt(), now);
   if (!written.ok()) {
     Log(absl::StrCat("scheduler: task ", ts.task_id(), ": ", written.status().message()));
     return;
@@ -773,7 +776,7 @@ void Scheduler::RunsStored(const std::vector<v1::RunRecord>& records) {
     for (const auto& f : r.flags()) codes.insert(f.code());
     for (const std::string& code : codes) ++counts[r.task_id()][code];
   }
-  absl::Status counted = s.store->AddFlagCounts(counts);
+  absl::Status counted = s.stores.tasks->AddFlagCounts(counts);
   if (!counted.ok()) Log(absl::StrCat("scheduler: counting flags: ", counted.message()));
   else if (!counts.empty()) s.Bump();
 
@@ -787,7 +790,7 @@ void Scheduler::Tick() {
   std::lock_guard<std::mutex> tick(s.tick_mu);
   // Changes made by other coordinators (or committed after our last look) wake the watchers. A
   // counter read before a change commits would hide it, so a change is followed by one more bump.
-  absl::StatusOr<int64_t> counter = s.store->ChangeCounter();
+  absl::StatusOr<int64_t> counter = s.stores.tasks->ChangeCounter();
   if (counter.ok()) {
     const bool moved = s.last_counter.has_value() && *s.last_counter != *counter;
     if (moved || s.recheck) s.Bump();

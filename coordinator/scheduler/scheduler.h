@@ -4,9 +4,11 @@
 // expired (LOST, or PENDING again for a retry) or whose series' deadline passed (EXPIRED), fires
 // cron schedules exactly once across coordinators, and checks each run of every series against
 // its baseline (regression.h: a Mann-Whitney U test of the task's runs so far against earlier
-// ones). Every state lives in PostgreSQL (FleetStore): two coordinators on one database share the
-// fleet; a NOTIFY from the other one (or the 1 s poll) makes Tick() look again. Owned by CoordinatorServer; thread-safe. Time comes only from the Clock, so
-// tests drive leases, deadlines and cron with a SimulatedClock and call Tick() themselves.
+// ones). Every state lives in the stores (FleetStores: machines, tasks, schedules, annotations;
+// PostgreSQL in production): two coordinators on one database share the fleet; a NOTIFY from the
+// other one (or the 1 s poll) makes Tick() look again. Owned by CoordinatorServer; thread-safe.
+// Time comes only from the Clock, so tests drive leases, deadlines and cron with a SimulatedClock
+// and call Tick() themselves, on MemoryFleetStore (tests/support) or PostgreSQL.
 #ifndef BENCHFLEET_COORDINATOR_SCHEDULER_SCHEDULER_H_
 #define BENCHFLEET_COORDINATOR_SCHEDULER_SCHEDULER_H_
 
@@ -25,11 +27,9 @@
 #include "benchfleet/v1/record.pb.h"
 #include "common/clock.h"
 #include "coordinator/metrics/coordinator_metrics.h"
-// FleetStore: coordinator/store/fleet_store.h (the PostgreSQL side of the fleet).
+#include "coordinator/store/fleet_store.h"
 
 namespace benchfleet::coordinator {
-
-class FleetStore;
 
 // Where the scheduler writes to one agent's Connect stream. Implemented by the gateway's stream;
 // Send* never block for long (they queue) and return false once the stream is gone.
@@ -58,8 +58,8 @@ struct SchedulerOptions {
 
 class Scheduler {
  public:
-  // `store` must outlive the scheduler.
-  Scheduler(FleetStore* store, SchedulerOptions options);
+  // Every store of `stores` must be set and outlive the scheduler.
+  Scheduler(FleetStores stores, SchedulerOptions options);
   ~Scheduler();
 
   // ---- Fleet service (operator) ----

@@ -1,7 +1,8 @@
-// FleetSnapshot: what the shared database says about the whole fleet, as FleetStore's
-// ReadFleetSnapshot reads it and the metrics publish it. Beside the store's interface, so that the
-// store depends on nothing above it (metrics/ includes this, not the other way round). A plain
-// struct.
+// FleetSnapshot: what the shared database says about the whole fleet, as FleetSnapshotReader
+// reads it and the metrics publish it (CoordinatorServer reads it on its scheduler thread). Beside
+// the store's interfaces, so that the store depends on nothing above it (metrics/ includes this,
+// not the other way round). A plain struct and a one-call interface, implemented by PgFleetStore
+// and MemoryFleetStore; implementations are thread-safe.
 #ifndef BENCHFLEET_COORDINATOR_STORE_FLEET_SNAPSHOT_H_
 #define BENCHFLEET_COORDINATOR_STORE_FLEET_SNAPSHOT_H_
 
@@ -10,6 +11,9 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace benchfleet::coordinator {
 
@@ -25,6 +29,17 @@ struct FleetSnapshot {
   std::map<std::string, int64_t> tasks_by_state;
   // (agent, task name) of every task not yet finished: their flag counters exist from now on.
   std::vector<std::pair<std::string, std::string>> open_tasks;
+};
+
+class FleetSnapshotReader {
+ public:
+  virtual ~FleetSnapshotReader() = default;
+
+  // Reads the fleet-wide gauges in one statement: machines known, the agents whose last_seen is
+  // at or after `seen_since` (sorted), tasks by state (every state of v1::TaskStatus, lower case,
+  // 0 when none) and the (agent, series' task name) of every PENDING or RUNNING task, sorted,
+  // each once.
+  virtual absl::StatusOr<FleetSnapshot> ReadFleetSnapshot(absl::Time seen_since) = 0;
 };
 
 }  // namespace benchfleet::coordinator

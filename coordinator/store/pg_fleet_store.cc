@@ -507,7 +507,10 @@ class PgFleetStore : public FleetStore {
     int64_t value = 0;
     absl::Status status = pool_.Run("reading the fleet change counter", [&](pqxx::connection& c) {
       pqxx::nontransaction tx(c);
-      value = tx.exec("SELECT last_value FROM fleet_change_seq")[0][0].as<int64_t>();
+      // A fresh sequence reads last_value 1 before its first nextval and after it: is_called tells
+      // them apart, so that the first change moves the counter too.
+      value = tx.exec("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM fleet_change_seq")[0][0]
+                  .as<int64_t>();
       return absl::OkStatus();
     });
     if (!status.ok()) return status;

@@ -1,5 +1,7 @@
-// PgFleetStore: the FleetStore on PostgreSQL (libpqxx; every value travels as a parameter).
-// Owned by CoordinatorServer beside PgRunStore. Thread-safe: each call borrows a connection of its
+// PgFleetStore: the FleetStore on PostgreSQL (libpqxx; every value travels as a parameter): every
+// concern interface of fleet_store.h (machines, series and tasks, schedules, run annotations and
+// verdicts, the fleet snapshot) on one connection pool. Owned by CoordinatorServer beside
+// PgRunStore. Thread-safe: each call borrows a connection of its
 // own from a pool; connections are opened lazily and reopened after PostgreSQL comes back.
 // Expects the schema of coordinator/migrations up to 0002_fleet (run Migrate first).
 #ifndef BENCHFLEET_COORDINATOR_STORE_PG_FLEET_STORE_H_

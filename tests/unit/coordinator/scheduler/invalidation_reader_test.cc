@@ -29,7 +29,7 @@ TEST(InvalidationReaderTest, TheGuideReaderSeesAnInvalidatedRunAsAFlag) {
   SchedulerOptions options;
   options.clock = &clock;
   options.coordinator_id = "c1";
-  Scheduler scheduler(fleet.get(), options);
+  Scheduler scheduler(FleetStores::Of(fleet.get()), options);
 
   const v1::RunRecord bad = testing::MakeRecord(1);
   const v1::RunRecord good = testing::MakeRecord(2);

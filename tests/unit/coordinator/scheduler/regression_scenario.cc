@@ -25,7 +25,7 @@ std::vector<v1::RunRecord> StoreARegression(const std::string& url) {
   SchedulerOptions options;
   options.clock = &clock;
   options.coordinator_id = "c1";
-  Scheduler scheduler(fleet.get(), options);
+  Scheduler scheduler(FleetStores::Of(fleet.get()), options);
   v1::SubmitSeriesRequest submit;
   submit.set_spec_yaml("series: s\ntask: chat-7b\nbackend: llama-server\nruns: {cold: 1, warm: 3}\ntargets: all\n");
   absl::StatusOr<v1::SubmitSeriesResponse> submitted = scheduler.Submit(submit);
