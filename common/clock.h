@@ -13,6 +13,7 @@
 #include <stop_token>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 
 namespace benchfleet {
@@ -88,9 +89,9 @@ class SimulatedClock : public Clock {
   const SimulatedClockOptions options_;
   std::mutex mu_;
   std::condition_variable cv_;
-  absl::Duration elapsed_;  // guarded by mu_
-  int sleepers_ = 0;  // guarded by mu_
-  std::vector<absl::Duration> sleeps_;  // guarded by mu_
+  absl::Duration elapsed_ ABSL_GUARDED_BY(mu_);
+  int sleepers_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<absl::Duration> sleeps_ ABSL_GUARDED_BY(mu_);
   std::function<void()> during_wait_;
 };
 

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -74,7 +75,7 @@ class SignalWaiter {
   sigset_t set_;
   std::mutex mu_;
   std::condition_variable cv_;
-  int signo_ = 0;  // guarded by mu_
+  int signo_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
@@ -184,8 +185,8 @@ class CoordinatorServer {
   std::thread tick_thread_;
   std::mutex tick_mu_;
   std::condition_variable tick_cv_;
-  bool tick_stop_ = false;  // guarded by tick_mu_
-  bool tick_wake_ = false;  // guarded by tick_mu_
+  bool tick_stop_ ABSL_GUARDED_BY(tick_mu_) = false;
+  bool tick_wake_ ABSL_GUARDED_BY(tick_mu_) = false;
 };
 
 }  // namespace benchfleet::coordinator

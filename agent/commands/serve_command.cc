@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "agent/commands/agent_context.h"
 #include "agent/commands/commands.h"
@@ -111,7 +112,7 @@ int RunServeCommand(const ServeFlags& flags) {
   // The outbox, for the signal lines, while it is open (the watcher outlives it).
   struct SignalOutbox {
     std::mutex mu;
-    Outbox* outbox = nullptr;  // guarded by mu
+    Outbox* outbox ABSL_GUARDED_BY(mu) = nullptr;
     std::string Depth() {
       std::lock_guard<std::mutex> l(mu);
       return outbox != nullptr ? absl::StrCat(outbox->depth()) : std::string();

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/metrics/agent_metrics.h"
@@ -72,7 +73,7 @@ class PrometheusAgentMetrics final : public AgentMetrics {
 
   std::mutex mu_;
   // The sample of the task now running in current_task_family_; nullptr when none runs.
-  prometheus::Gauge* current_task_ = nullptr;  // guarded by mu_
+  prometheus::Gauge* current_task_ ABSL_GUARDED_BY(mu_) = nullptr;
   prometheus::Gauge* certificate_expiry_ = nullptr;  // guarded by mu_; nullptr: no sample
 };
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "agent/outbox/record_queue.h"
 #include "benchfleet/v1/record.pb.h"
 
@@ -32,11 +33,11 @@ class MemoryRecordQueue final : public RecordQueue {
 
  private:
   std::mutex mu_;
-  std::map<uint64_t, PendingRecord> pending_;  // guarded by mu_
-  std::unordered_multimap<std::string, uint64_t> seq_by_run_id_;  // guarded by mu_
-  uint64_t next_seq_ = 1;  // guarded by mu_
-  std::vector<std::pair<std::string, std::string>> rejections_;  // guarded by mu_
-  std::function<void()> listener_;  // guarded by mu_
+  std::map<uint64_t, PendingRecord> pending_ ABSL_GUARDED_BY(mu_);
+  std::unordered_multimap<std::string, uint64_t> seq_by_run_id_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
+  std::vector<std::pair<std::string, std::string>> rejections_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> listener_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace benchfleet::agent

@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/outbox/dir_lock.h"
@@ -145,28 +146,28 @@ class Outbox final : public RecordQueue {
   // Lock order: write_mu_ before mu_. write_mu_ serializes appends (and their fsync) without
   // holding mu_, so acks and Pending() are not stalled behind a disk flush.
   std::mutex write_mu_;
-  std::unique_ptr<WritableFile> active_file_;  // guarded by write_mu_
-  uint64_t active_file_bytes_ = 0;  // guarded by write_mu_
-  uint64_t next_segment_number_ = 1;  // guarded by write_mu_
+  std::unique_ptr<WritableFile> active_file_ ABSL_GUARDED_BY(write_mu_);
+  uint64_t active_file_bytes_ ABSL_GUARDED_BY(write_mu_) = 0;
+  uint64_t next_segment_number_ ABSL_GUARDED_BY(write_mu_) = 1;
 
   std::mutex mu_;
-  std::map<uint64_t, Entry> unacked_;  // by seq; guarded by mu_
-  std::unordered_multimap<std::string, uint64_t> seq_by_run_id_;  // guarded by mu_
-  std::map<uint64_t, Segment> segments_;  // by number; guarded by mu_
-  uint64_t next_seq_ = 1;  // guarded by mu_
+  std::map<uint64_t, Entry> unacked_ ABSL_GUARDED_BY(mu_);  // by seq
+  std::unordered_multimap<std::string, uint64_t> seq_by_run_id_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, Segment> segments_ ABSL_GUARDED_BY(mu_);  // by number
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   // The active segment's bytes, mirrored in memory so sending never re-reads the file being
   // appended; 0 when none is open.
-  uint64_t active_segment_ = 0;  // guarded by mu_
-  std::string active_content_;  // guarded by mu_
+  uint64_t active_segment_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string active_content_ ABSL_GUARDED_BY(mu_);
   // One closed segment's bytes, read back when its records are sent (a backlog after an outage).
-  uint64_t cached_segment_ = 0;  // guarded by mu_
-  std::string cached_content_;  // guarded by mu_
-  std::unique_ptr<WritableFile> ack_file_;  // guarded by mu_
-  size_t ack_log_bytes_ = 0;  // guarded by mu_
-  size_t ack_log_compact_at_ = 0;  // guarded by mu_
-  std::unique_ptr<WritableFile> rejected_file_;  // guarded by mu_
-  bool rejected_needs_newline_ = false;  // guarded by mu_
-  std::function<void()> listener_;  // guarded by mu_
+  uint64_t cached_segment_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string cached_content_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<WritableFile> ack_file_ ABSL_GUARDED_BY(mu_);
+  size_t ack_log_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t ack_log_compact_at_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<WritableFile> rejected_file_ ABSL_GUARDED_BY(mu_);
+  bool rejected_needs_newline_ ABSL_GUARDED_BY(mu_) = false;
+  std::function<void()> listener_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace benchfleet::agent

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "agent/probes/device_monitor.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/clock.h"
@@ -134,8 +135,8 @@ class DeviceSampler : public RunWatcher {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
-  std::vector<DeviceReading> readings_;  // guarded by mu_
-  std::vector<std::string> problems_;    // guarded by mu_
+  std::vector<DeviceReading> readings_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> problems_ ABSL_GUARDED_BY(mu_);
   absl::Time wall_at_begin_;
   absl::Duration mono_at_begin_;
   bool running_ = false;

@@ -6,6 +6,7 @@
 #include <stop_token>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/runner/figures.h"
@@ -80,10 +81,10 @@ struct TaskExecutor::Task {
   // Requested by a cancel or the agent's stop: the runner and the backend see it at once, in the
   // pause between runs and in every wait of the backend (a server coming up, a cooldown).
   std::stop_source stop;
-  bool cancelled = false;  // the stop came from a TaskCancel; guarded by mu_
-  std::string cancel_reason;  // guarded by mu_
-  v1::TaskUpdate latest;   // the last accepted/progress sent while running; guarded by mu_
-  v1::TaskUpdate outcome;  // refused or finished, once ended; guarded by mu_
+  bool cancelled ABSL_GUARDED_BY(mu_) = false;  // the stop came from a TaskCancel
+  std::string cancel_reason ABSL_GUARDED_BY(mu_);
+  v1::TaskUpdate latest ABSL_GUARDED_BY(mu_);  // the last accepted/progress sent while running
+  v1::TaskUpdate outcome ABSL_GUARDED_BY(mu_);  // refused or finished, once ended
 };
 
 TaskExecutor::TaskExecutor(TaskExecutorOptions options) : options_(std::move(options)) {}

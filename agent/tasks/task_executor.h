@@ -42,6 +42,7 @@
 #include <string_view>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "agent/backends/backend.h"
@@ -143,11 +144,11 @@ class TaskExecutor {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool started_ = false;   // guarded by mu_
-  bool stopping_ = false;  // guarded by mu_
-  bool busy_ = false;      // a task is running; guarded by mu_
-  std::map<std::string, std::unique_ptr<Task>> tasks_;  // by task_id; guarded by mu_
-  std::deque<Task*> queue_;                             // guarded by mu_
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;  // a task is running
+  std::map<std::string, std::unique_ptr<Task>> tasks_ ABSL_GUARDED_BY(mu_);  // by task_id
+  std::deque<Task*> queue_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace benchfleet::agent

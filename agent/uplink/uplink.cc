@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "common/string_views.h"
 #include "agent/uplink/pacer.h"
@@ -615,7 +616,7 @@ class Uplink::Impl {
   // is about to call a copy of it.
   struct WakeHandle {
     std::mutex mu;
-    Impl* impl = nullptr;  // guarded by mu
+    Impl* impl ABSL_GUARDED_BY(mu) = nullptr;
   };
 
   UplinkOptions options_;  // constant but for credentials (guarded by credentials_mu_)
@@ -633,18 +634,18 @@ class Uplink::Impl {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool started_ = false;  // guarded by mu_
-  bool stopping_ = false;  // guarded by mu_
-  bool finished_ = false;  // guarded by mu_
-  bool paused_ = false;  // guarded by mu_
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool paused_ ABSL_GUARDED_BY(mu_) = false;
   // Set when the queue may hold records not yet sent on this stream.
-  bool maybe_pending_ = true;  // guarded by mu_
-  grpc::ClientContext* context_ = nullptr;  // guarded by mu_
-  uint64_t next_batch_id_ = 0;  // guarded by mu_
-  absl::Status fatal_;  // guarded by mu_
-  std::string last_error_;  // guarded by mu_
+  bool maybe_pending_ ABSL_GUARDED_BY(mu_) = true;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  uint64_t next_batch_id_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status fatal_ ABSL_GUARDED_BY(mu_);
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
   // Task updates not yet written on a stream, in order.
-  std::deque<v1::TaskUpdate> task_updates_;  // guarded by mu_
+  std::deque<v1::TaskUpdate> task_updates_ ABSL_GUARDED_BY(mu_);
   // Conditions given to AnnounceConditions, oldest first, distinct fingerprints, at most
   // kMaxAnnouncedConditions; written_on is the serial of the last stream that took the entry.
   struct Announced {
@@ -652,10 +653,10 @@ class Uplink::Impl {
     uint64_t id = 0;
     uint64_t written_on = 0;
   };
-  std::deque<Announced> announced_;  // guarded by mu_
-  uint64_t next_announcement_id_ = 0;  // guarded by mu_
-  uint64_t streams_opened_ = 0;  // guarded by mu_
-  UplinkStats stats_;  // guarded by mu_
+  std::deque<Announced> announced_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_announcement_id_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t streams_opened_ ABSL_GUARDED_BY(mu_) = 0;
+  UplinkStats stats_ ABSL_GUARDED_BY(mu_);
 };
 
 Uplink::Uplink(UplinkOptions options, RecordQueue* queue)

@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -100,10 +101,10 @@ class GroupCommitter {
   std::mutex mu_;
   std::condition_variable work_cv_;   // pending_ or machines_ gained work, or stopping
   std::condition_variable space_cv_;  // pending_bytes_ went down, or stopping
-  std::deque<std::shared_ptr<CommitWork>> pending_;  // guarded by mu_
-  size_t pending_bytes_ = 0;                         // guarded by mu_
-  std::map<std::string, MachineWork> machines_;      // guarded by mu_
-  bool stopping_ = false;                            // guarded by mu_
+  std::deque<std::shared_ptr<CommitWork>> pending_ ABSL_GUARDED_BY(mu_);
+  size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, MachineWork> machines_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

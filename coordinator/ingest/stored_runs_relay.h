@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "benchfleet/v1/record.pb.h"
 
 namespace benchfleet::coordinator {
@@ -39,8 +40,8 @@ class StoredRunsRelay {
   const Deliver deliver_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::vector<v1::RunRecord>> queue_;  // guarded by mu_
-  bool stopping_ = false;                         // guarded by mu_
+  std::deque<std::vector<v1::RunRecord>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "coordinator/metrics/coordinator_metrics.h"
 #include "coordinator/metrics/figure_window.h"
@@ -197,25 +198,25 @@ class PrometheusMetrics : public CoordinatorMetrics {
   prometheus::Family<prometheus::Counter>* flagged_;
 
   std::mutex mu_;
-  std::map<std::string, int, std::less<>> streams_by_agent_;  // open streams; guarded by mu_
-  std::map<std::string, prometheus::Gauge*> agent_gauges_;    // agent_connected; guarded by mu_
-  std::map<AgentTask, FlagCounters> flags_;                    // bounded pairs; guarded by mu_
-  std::set<AgentTask> pairs_;                                  // kMaxAgentTaskPairs; guarded by mu_
+  std::map<std::string, int, std::less<>> streams_by_agent_ ABSL_GUARDED_BY(mu_);  // open streams
+  std::map<std::string, prometheus::Gauge*> agent_gauges_ ABSL_GUARDED_BY(mu_);  // agent_connected
+  std::map<AgentTask, FlagCounters> flags_ ABSL_GUARDED_BY(mu_);  // bounded pairs
+  std::set<AgentTask> pairs_ ABSL_GUARDED_BY(mu_);  // kMaxAgentTaskPairs
   std::set<std::string, std::less<>> agents_, tasks_, backends_;  // capped values; guarded by mu_
-  std::map<std::string, std::set<std::string, std::less<>>> modes_;  // by (capped) task; guarded by mu_
-  size_t named_label_sets_ = 0;  // run_series_ entries not made by the label-set cap; guarded by mu_
-  std::map<AgentTask, std::set<std::string>> variants_;        // the first 16; guarded by mu_
-  std::map<AgentTask, std::set<std::string>> figures_;         // the first 8 keys; guarded by mu_
-  std::map<std::string, RunSeries> run_series_;                // by joined labels; guarded by mu_
+  std::map<std::string, std::set<std::string, std::less<>>> modes_ ABSL_GUARDED_BY(mu_);  // by (capped) task
+  size_t named_label_sets_ ABSL_GUARDED_BY(mu_) = 0;  // run_series_ entries not made by the label-set cap
+  std::map<AgentTask, std::set<std::string>> variants_ ABSL_GUARDED_BY(mu_);  // the first 16
+  std::map<AgentTask, std::set<std::string>> figures_ ABSL_GUARDED_BY(mu_);  // the first 8 keys
+  std::map<std::string, RunSeries> run_series_ ABSL_GUARDED_BY(mu_);  // by joined labels
   // RunStored's fast path, one hash lookup for a label set seen before: the run's labels as it
   // carries them (variant not bounded) -> its flags and series. Only runs whose variant kept its
   // name are kept, so this holds at most one entry per series of run_series_.
-  std::unordered_map<std::string, KnownRun> known_runs_;       // guarded by mu_
-  std::string key_scratch_;  // reused for the lookup key, so a known run allocates nothing; guarded by mu_
-  std::set<std::string, std::less<>> rpc_methods_;             // guarded by mu_
-  std::vector<SpreadSeries*> dirty_spreads_;                   // guarded by mu_
+  std::unordered_map<std::string, KnownRun> known_runs_ ABSL_GUARDED_BY(mu_);
+  std::string key_scratch_ ABSL_GUARDED_BY(mu_);  // reused for the lookup key, so a known run allocates nothing
+  std::set<std::string, std::less<>> rpc_methods_ ABSL_GUARDED_BY(mu_);
+  std::vector<SpreadSeries*> dirty_spreads_ ABSL_GUARDED_BY(mu_);
   class ScrapeView;
-  std::shared_ptr<ScrapeView> scrape_view_;                    // guarded by mu_
+  std::shared_ptr<ScrapeView> scrape_view_ ABSL_GUARDED_BY(mu_);
 };
 
 // Serves a registry on http://ADDRESS/metrics until destroyed.

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -92,9 +93,9 @@ struct Scheduler::State {
 
   std::mutex mu;
   std::condition_variable changed;
-  uint64_t version = 1;                                       // guarded by mu
-  std::map<std::string, std::shared_ptr<TaskSink>> sinks;     // by agent; guarded by mu
-  std::map<std::string, RegressionPolicy> task_policy;        // task id -> its series' policy; guarded by mu
+  uint64_t version ABSL_GUARDED_BY(mu) = 1;
+  std::map<std::string, std::shared_ptr<TaskSink>> sinks ABSL_GUARDED_BY(mu);  // by agent
+  std::map<std::string, RegressionPolicy> task_policy ABSL_GUARDED_BY(mu);  // task id -> its series' policy
   // Task id -> (old attempt, when) of the last answer to an old attempt's update: an agent cut
   // off for a while sends a burst of them, answered once per lease. Guarded by mu.
   std::map<std::string, std::pair<uint32_t, absl::Time>> answered_old;
@@ -105,11 +106,11 @@ struct Scheduler::State {
   // runs of the point each time (10,000 runs of one point took the relay over three minutes).
   // Bounded: emptied past kMaxCachedBaselines.
   std::mutex baselines_mu;
-  std::map<std::string, std::vector<BaselineRun>> baselines;  // guarded by baselines_mu
+  std::map<std::string, std::vector<BaselineRun>> baselines ABSL_GUARDED_BY(baselines_mu);
 
   std::mutex tick_mu;  // one Tick at a time
-  std::optional<int64_t> last_counter;  // guarded by tick_mu
-  bool recheck = false;                 // guarded by tick_mu
+  std::optional<int64_t> last_counter ABSL_GUARDED_BY(tick_mu);
+  bool recheck ABSL_GUARDED_BY(tick_mu) = false;
 
   absl::Time Now() { return options.clock->Now(); }
 

@@ -4,6 +4,7 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/base/thread_annotations.h"
 #include "coordinator/store/pg_connection_pool.h"
 #include "coordinator/store/pg_machine_queries.h"
 #include "coordinator/store/pg_run_queries.h"
@@ -82,7 +83,7 @@ class PgRunStore : public RunStore {
  private:
   PgConnectionPool pool_;
   std::mutex write_mu_;
-  PgRunWriter writer_;  // guarded by write_mu_
+  PgRunWriter writer_ ABSL_GUARDED_BY(write_mu_);
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -373,11 +374,11 @@ class RecordParser {
   std::mutex mu_;
   std::condition_variable work_cv_;  // a batch is queued, or closing
   std::condition_variable done_cv_;  // a batch left the queue or was parsed
-  std::deque<Batch*> queue_;         // guarded by mu_
-  size_t pending_ = 0;               // queued or being parsed; guarded by mu_
+  std::deque<Batch*> queue_ ABSL_GUARDED_BY(mu_);
+  size_t pending_ ABSL_GUARDED_BY(mu_) = 0;  // queued or being parsed
   // Row buffers of parsed batches, for the next ones (at most as many as batches in flight).
-  std::vector<std::pair<std::string, std::vector<size_t>>> spare_;  // guarded by mu_
-  bool closing_ = false;             // guarded by mu_
+  std::vector<std::pair<std::string, std::vector<size_t>>> spare_ ABSL_GUARDED_BY(mu_);
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // One parsing thread per core, up to 8 (the caller's thread reads the COPY meanwhile); none on a

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/probes/command_runner.h"
@@ -86,7 +87,7 @@ class ContainerMemorySampler {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
-  ContainerPeak peak_;  // guarded by mu_
+  ContainerPeak peak_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace benchfleet::agent::workflow
