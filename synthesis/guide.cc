@@ -206,10 +206,10 @@ std::map<std::string, std::string> BuildGuideFiles(const GuideInput& input, cons
       std::string sweep = RenderSweepChart(analysis, task, lang);
       if (!sweep.empty()) charts[SweepChartFileName(task, lang)] = std::move(sweep);
     }
-    std::string markdown = RenderGuideMarkdown(analysis, model, skipped, lang);
+    const Document guide = RenderGuideDocument(analysis, model, skipped, lang);
     std::string stem = "guide." + std::string(LangCode(lang));
-    files[stem + ".html"] = RenderHtml(markdown, charts, lang);
-    files[stem + ".md"] = std::move(markdown);
+    files[stem + ".html"] = WriteHtml(guide, charts, lang);
+    files[stem + ".md"] = WriteMarkdown(guide);
     files.merge(charts);
     return files;
   };

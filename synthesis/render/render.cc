@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "synthesis/render/document.h"
 #include "synthesis/render/html.h"
+#include "synthesis/render/inline_markdown.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/messages_charts.h"
 #include "synthesis/render/messages_model.h"
@@ -56,38 +58,28 @@ std::string Title(const Analysis& a, const Messages& m) {
 
 // `model`: when given (the whole guide), the class comparison and sweep charts lead the task's
 // charts where the task has them.
-void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Messages& m, std::string& out,
+void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Messages& m, Document& doc,
                  const GuideModel* model = nullptr) {
-  out += "### " + std::string(m.task) + " `" + task + "`\n\n";
+  doc.Heading(3, {TextSpan(std::string(m.task) + " "), CodeSpan(task)});
   if (model != nullptr) {
     const ChartMessages& cm = ChartMessagesOf(lang);
     const bool judged = std::any_of(model->verdicts.begin(), model->verdicts.end(),
                                     [&](const TaskVerdicts& tv) { return tv.task == task && !tv.cells.empty(); });
     if (judged) {
-      out += "![" + std::string(cm.class_title) + " — " + MdCell(task) + "](" + ClassChartFileName(task, lang) +
-             ")\n\n";
+      doc.Figure(ClassChartFileName(task, lang), std::string(cm.class_title) + " — " + task);
     }
     if (std::vector<std::string> axes = SweepAxes(a, task); !axes.empty()) {
-      out += "![" + Fill(cm.sweep_title, {{"axis", Join(axes, ", ")}}) + " — " + MdCell(task) + "](" +
-             SweepChartFileName(task, lang) + ")\n\n";
+      doc.Figure(SweepChartFileName(task, lang), Fill(cm.sweep_title, {{"axis", Join(axes, ", ")}}) + " — " + task);
     }
   }
   if (model == nullptr || HasCallIndexSpread(a, task)) {
-    out += "![" + std::string(m.chart_alt) + " — " + MdCell(task) + "](" + ChartFileName(task, lang) + ")\n\n";
+    doc.Figure(ChartFileName(task, lang), std::string(m.chart_alt) + " — " + task);
   }
-  out += "![" + std::string(m.duration_title) + " — " + MdCell(task) + "](" + DurationChartFileName(task, lang) +
-         ")\n\n";
+  doc.Figure(DurationChartFileName(task, lang), std::string(m.duration_title) + " — " + task);
   if (HasMemory(a, task)) {
-    out += "![" + std::string(m.memory_title) + " — " + MdCell(task) + "](" + MemoryChartFileName(task, lang) +
-           ")\n\n";
+    doc.Figure(MemoryChartFileName(task, lang), std::string(m.memory_title) + " — " + task);
   }
-  out += "| " + Join({std::string(m.col_machine), std::string(m.col_backend), std::string(m.col_mode),
-                      std::string(m.col_matrix), std::string(m.col_phase), std::string(m.col_metric),
-                      std::string(m.col_runs), std::string(m.col_range), std::string(m.col_median),
-                      std::string(m.col_excluded)},
-                     " | ") +
-         " |\n";
-  out += "|---|---|---|---|---|---|---|---|---|---|\n";
+  std::vector<std::vector<Spans>> rows;
   for (const Cell& c : a.cells) {
     if (c.key.task != task) continue;
     std::string values;
@@ -107,18 +99,20 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
     std::string median = c.median ? Ref(*c.median, lang) + SpreadText(c.spread, lang) : std::string(m.none_value);
     std::string metric = FigureName(c.label, c.unit, lang);
     auto ident = [&m](const std::string& text) { return text.empty() ? std::string(m.none_value) : Code(text); };
-    out += "| " + Join({ident(c.key.machine), ident(c.key.backend), ident(c.key.mode), ident(c.key.matrix),
-                        std::string(PhaseName(c.key.phase, m)), Code(metric), values, range, median,
-                        c.excluded_count ? RefCount(*c.excluded_count) : std::string(m.none_value)},
-                       " | ") +
-           " |\n";
+    rows.push_back(ParseCells({ident(c.key.machine), ident(c.key.backend), ident(c.key.mode), ident(c.key.matrix),
+                               std::string(PhaseName(c.key.phase, m)), Code(metric), values, range, median,
+                               c.excluded_count ? RefCount(*c.excluded_count) : std::string(m.none_value)}));
   }
-  out += "\n";
+  doc.Table(ParseCells({std::string(m.col_machine), std::string(m.col_backend), std::string(m.col_mode),
+                        std::string(m.col_matrix), std::string(m.col_phase), std::string(m.col_metric),
+                        std::string(m.col_runs), std::string(m.col_range), std::string(m.col_median),
+                        std::string(m.col_excluded)}),
+            std::move(rows));
   // Further headline figures per cell, under the table, by the backend's rank.
-  std::string further;
+  std::vector<ListItem> further;
   for (const Cell& c : a.cells) {
     if (c.key.task != task || c.further.empty()) continue;
-    further += "- " + Code(KeyLabel(c.key, m)) + "\n";
+    ListItem& cell = further.emplace_back(ListItem{ParseInline(Code(KeyLabel(c.key, m))), {}});
     for (const FurtherFigure& f : c.further) {
       // In ms when the analysis gives it (seconds under one).
       const bool ms = f.median_ms || f.min_ms;
@@ -130,28 +124,33 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
                           : min && max ? Ref(*min, lang) + " – " + Ref(*max, lang)
                           : min        ? Ref(*min, lang)
                                        : std::string(m.none_value);
-      further += "  - " + Code(FigureName(f.label, ms ? "ms" : f.unit, lang)) + (lang == Lang::kFr ? " : " : ": ") +
-                 value + "\n";
+      cell.items.push_back(ListItem{ParseInline(Code(FigureName(f.label, ms ? "ms" : f.unit, lang)) +
+                                                (lang == Lang::kFr ? " : " : ": ") + value),
+                                    {}});
     }
   }
   if (!further.empty()) {
-    out += "**" + std::string(m.further_heading) + "** (" + std::string(m.further_note) + ")\n\n" + further + "\n";
+    doc.Paragraph(ParseInline("**" + std::string(m.further_heading) + "** (" + std::string(m.further_note) + ")"));
+    doc.List(std::move(further));
   }
   // Memory per cell and kind, under the table: the kind's own wording, its scope and the record's
   // measuring method verbatim; the figure in MiB or GiB (MemoryEntry::human, a formula source the
   // number test recomputes).
-  std::string memory;
+  std::vector<ListItem> memory;
   for (const Cell& c : a.cells) {
     if (c.key.task != task || c.memory.empty()) continue;
-    memory += "- " + Code(KeyLabel(c.key, m)) + "\n";
+    ListItem& cell = memory.emplace_back(ListItem{ParseInline(Code(KeyLabel(c.key, m))), {}});
     for (const MemoryEntry& e : c.memory) {
-      memory += "  - " + std::string(MemoryKindWording(m, e.kind)) + (e.scope.empty() ? "" : ", " + Code(e.scope)) +
-                (lang == Lang::kFr ? " : " : ": ") + Ref(e.human, lang) + " " + LocalWords(e.human.unit, lang) +
-                (e.source.empty() ? "" : " — " + Code(e.source)) + "\n";
+      cell.items.push_back(ListItem{
+          ParseInline(std::string(MemoryKindWording(m, e.kind)) + (e.scope.empty() ? "" : ", " + Code(e.scope)) +
+                      (lang == Lang::kFr ? " : " : ": ") + Ref(e.human, lang) + " " + LocalWords(e.human.unit, lang) +
+                      (e.source.empty() ? "" : " — " + Code(e.source))),
+          {}});
     }
   }
   if (!memory.empty()) {
-    out += "**" + std::string(m.mem_heading) + "** (" + std::string(m.mem_note) + ")\n\n" + memory + "\n";
+    doc.Paragraph(ParseInline("**" + std::string(m.mem_heading) + "** (" + std::string(m.mem_note) + ")"));
+    doc.List(std::move(memory));
   }
 }
 
@@ -170,8 +169,8 @@ TrapKind KindOf(const Trap& t) {
   return TrapKind::kOther;
 }
 
-void RenderTraps(const Analysis& a, const Messages& m, std::string& out) {
-  out += "## " + std::string(m.traps_section) + "\n\n";
+void RenderTraps(const Analysis& a, const Messages& m, Document& doc) {
+  doc.Heading(2, ParseInline(m.traps_section));
   const std::pair<TrapKind, std::string_view> sections[] = {{TrapKind::kCache, m.cache_hits},
                                                             {TrapKind::kDropThrottled, m.drops_throttled},
                                                             {TrapKind::kDropContended, m.drops_contended},
@@ -179,15 +178,21 @@ void RenderTraps(const Analysis& a, const Messages& m, std::string& out) {
                                                             {TrapKind::kFailed, m.failed_runs},
                                                             {TrapKind::kOther, m.other_flags}};
   for (const auto& [kind, heading] : sections) {
-    std::string lines;
+    std::vector<ListItem> lines;
     for (const Trap& t : a.traps) {
       if (KindOf(t) != kind) continue;
-      lines += "- " + Code(t.key.task) + " — " + Code(KeyLabel(t.key, m)) + " — " + std::string(m.run) + " " +
-               Code(t.run_id) + " (" + std::string(m.call) + " " + Code(std::to_string(t.call_index)) + ") — " +
-               Code(t.code) + (t.reason.empty() ? "" : ": " + Code(t.reason)) + "\n";
+      lines.push_back(ParseItem(Code(t.key.task) + " — " + Code(KeyLabel(t.key, m)) + " — " + std::string(m.run) +
+                                " " + Code(t.run_id) + " (" + std::string(m.call) + " " +
+                                Code(std::to_string(t.call_index)) + ") — " + Code(t.code) +
+                                (t.reason.empty() ? "" : ": " + Code(t.reason))));
     }
     if ((kind == TrapKind::kOther || kind == TrapKind::kDropContended) && lines.empty()) continue;
-    out += "### " + std::string(heading) + "\n\n" + (lines.empty() ? std::string(m.no_trap) + "\n" : lines) + "\n";
+    doc.Heading(3, ParseInline(heading));
+    if (lines.empty()) {
+      doc.Paragraph(ParseInline(m.no_trap));
+    } else {
+      doc.List(std::move(lines));
+    }
   }
 }
 
@@ -262,19 +267,22 @@ std::vector<std::string> TasksOf(const Analysis& analysis) {
   return tasks;
 }
 
-std::string RenderMarkdown(const Analysis& analysis, Lang lang) {
+Document RenderDocument(const Analysis& analysis, Lang lang) {
   const Messages& m = Msg(lang);
-  std::string out = "# " + Title(analysis, m) + "\n\n";
-  if (analysis.simulated) out += std::string(m.simulated_note) + "\n\n";
-  out += std::string(m.sources_note) + "\n\n" + std::string(m.numbers_note) + "\n\n" + SpreadNote(lang) + "\n\n";
-  out += "## " + std::string(m.table_section) + "\n\n";
-  for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, out);
-  RenderTraps(analysis, m, out);
-  return out;
+  Document doc;
+  doc.Heading(1, ParseInline(Title(analysis, m)));
+  if (analysis.simulated) doc.Paragraph(ParseInline(m.simulated_note));
+  for (const std::string& note : {std::string(m.sources_note), std::string(m.numbers_note), SpreadNote(lang)}) {
+    doc.Paragraph(ParseInline(note));
+  }
+  doc.Heading(2, ParseInline(m.table_section));
+  for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, doc);
+  RenderTraps(analysis, m, doc);
+  return doc;
 }
 
-std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& model,
-                                const std::vector<std::string>& skipped, Lang lang) {
+Document RenderGuideDocument(const Analysis& analysis, const GuideModel& model,
+                             const std::vector<std::string>& skipped, Lang lang) {
   const Messages& m = Msg(lang);
   const ModelMessages& mm = lang == Lang::kFr ? ModelMessagesFr() : ModelMessagesEn();
   // The answer first, then what it rests on, then the details; the conditions last, collapsed in
@@ -288,39 +296,46 @@ std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& mode
   }
   if (!model.outputs.empty()) sections.push_back(m.outputs_section);
   for (std::string_view s : {mm.reading_section, m.cond_section, m.skipped_section}) sections.push_back(s);
-  std::string out = "# " + Title(analysis, m) + "\n\n";
-  if (analysis.simulated) out += std::string(m.simulated_note) + "\n\n";
-  RenderAnswer(model, lang, out);
-  std::vector<std::string> links;
-  for (std::string_view s : sections) links.push_back("[" + MdCell(s) + "](#" + HeadingId(s) + ")");
-  out += "**" + std::string(mm.contents)+ "**" + (lang == Lang::kFr ? " : " : ": ") + Join(links, " · ") + "\n\n";
-  RenderDecisionSection(analysis, model, lang, out);
-  RenderWatchSection(model, lang, out);
-  RenderRegressionSection(model, lang, out);
-  RenderThresholdsSection(model, lang, out);
-  RenderRulesSection(model, lang, out);
-  RenderRepetitionSection(model, lang, out);
-  out += "## " + std::string(m.table_section) + "\n\n";
-  for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, out, &model);
-  RenderVerdictsSection(model, lang, out);
-  RenderCostSection(model, lang, out);
-  RenderTraps(analysis, m, out);
-  RenderOutputsSection(model, lang, out);
-  out += "## " + std::string(mm.reading_section) + "\n\n";
+  Document doc;
+  doc.Heading(1, ParseInline(Title(analysis, m)));
+  if (analysis.simulated) doc.Paragraph(ParseInline(m.simulated_note));
+  RenderAnswer(model, lang, doc);
+  Spans contents = {BoldSpan({TextSpan(std::string(mm.contents))}), TextSpan(lang == Lang::kFr ? " : " : ": ")};
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (i > 0) contents.push_back(TextSpan(" · "));
+    contents.push_back(LinkSpan({TextSpan(std::string(sections[i]))}, "#" + HeadingId(sections[i])));
+  }
+  doc.Paragraph(std::move(contents));
+  RenderDecisionSection(analysis, model, lang, doc);
+  RenderWatchSection(model, lang, doc);
+  RenderRegressionSection(model, lang, doc);
+  RenderThresholdsSection(model, lang, doc);
+  RenderRulesSection(model, lang, doc);
+  RenderRepetitionSection(model, lang, doc);
+  doc.Heading(2, ParseInline(m.table_section));
+  for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, doc, &model);
+  RenderVerdictsSection(model, lang, doc);
+  RenderCostSection(model, lang, doc);
+  RenderTraps(analysis, m, doc);
+  RenderOutputsSection(model, lang, doc);
+  doc.Heading(2, ParseInline(mm.reading_section));
   std::string newest;
   for (const auto& s : model.series) newest = std::max(newest, s.last_start);
-  if (!newest.empty()) out += std::string(m.newest_record) + " " + Code(newest) + ".\n\n";
-  out += std::string(m.sources_note) + "\n\n" + std::string(m.numbers_note) + "\n\n" + SpreadNote(lang) + "\n\n";
-  out += std::string(kCollapsedMarker) + "\n";
-  RenderConditionsSection(model, lang, out);
-  out += "## " + std::string(m.skipped_section) + "\n\n";
-  if (skipped.empty()) {
-    out += std::string(m.skipped_none) + "\n";
-  } else {
-    out += std::to_string(skipped.size()) + " " + std::string(m.skipped_count) + "\n\n";
-    for (const auto& line : skipped) out += "- " + Code(line) + "\n";
+  if (!newest.empty()) doc.Paragraph(ParseInline(std::string(m.newest_record) + " " + Code(newest) + "."));
+  for (const std::string& note : {std::string(m.sources_note), std::string(m.numbers_note), SpreadNote(lang)}) {
+    doc.Paragraph(ParseInline(note));
   }
-  return out;
+  RenderConditionsSection(model, lang, doc);
+  doc.Heading(2, ParseInline(m.skipped_section));
+  if (skipped.empty()) {
+    doc.Paragraph(ParseInline(m.skipped_none));
+  } else {
+    doc.Paragraph(ParseInline(std::to_string(skipped.size()) + " " + std::string(m.skipped_count)));
+    std::vector<ListItem> lines;
+    for (const auto& line : skipped) lines.push_back(ListItem{ParseInline(Code(line)), {}});
+    doc.List(std::move(lines));
+  }
+  return doc;
 }
 
 }  // namespace benchfleet::synthesis

@@ -1,6 +1,7 @@
-// The sizing guide's render step (readers -> analysis -> **render**): the Markdown guide and one SVG
-// chart per task, from an Analysis. Pure functions returning strings, no I/O, no clock: the same
-// Analysis gives the same bytes. Every wording comes from the message catalogue (messages.h).
+// The sizing guide's render step (readers -> analysis -> **render**): the guide as a document tree
+// (document.h, written as Markdown and as HTML) and its SVG charts, from an Analysis. Pure
+// functions, no I/O, no clock: the same Analysis gives the same bytes. Every wording comes from the
+// message catalogue (messages.h).
 // Part of benchfleet_synthesis_render; thread-compatible.
 #ifndef BENCHFLEET_SYNTHESIS_RENDER_RENDER_H_
 #define BENCHFLEET_SYNTHESIS_RENDER_RENDER_H_
@@ -12,6 +13,7 @@
 
 #include "synthesis/analysis/guide_model.h"
 #include "synthesis/analysis/table.h"
+#include "synthesis/render/document.h"
 
 namespace benchfleet::synthesis {
 
@@ -43,16 +45,17 @@ bool HasCallIndexSpread(const Analysis& analysis, const std::string& task);
 // The distinct tasks of the analysis, in cell order.
 std::vector<std::string> TasksOf(const Analysis& analysis);
 
-// The guide in Markdown: title (SIMULATED when analysis.simulated), how to read figures and
-// sources, the synthesis table per task (linking ChartFileName(task, lang)), and the traps.
-std::string RenderMarkdown(const Analysis& analysis, Lang lang);
+// The guide of one analysis: title (SIMULATED when analysis.simulated), how to read figures and
+// sources, the synthesis table per task (with the figure ChartFileName(task, lang)), and the traps.
+Document RenderDocument(const Analysis& analysis, Lang lang);
 
 // The whole guide: title (SIMULATED when any record is), the newest record's start time (the only
 // time printed), how to read figures, then 1. conditions, 2. synthesis table with its charts and
 // memory, 3. traps, 4. verdicts, 5. thresholds, 6. cost, 7. rules, and the inputs skipped
-// (`skipped`: "PATH:LINE: reason" lines).
-std::string RenderGuideMarkdown(const Analysis& analysis, const GuideModel& model,
-                                const std::vector<std::string>& skipped, Lang lang);
+// (`skipped`: "PATH:LINE: reason" lines). The guide writes it in Markdown (WriteMarkdown) and in
+// HTML (WriteHtml).
+Document RenderGuideDocument(const Analysis& analysis, const GuideModel& model,
+                             const std::vector<std::string>& skipped, Lang lang);
 
 // A self-contained SVG (viewBox 0 0 800 H; CHARTS.md): one line per setting of `task` (machine,
 // backend, mode, matrix) over its accepted runs' figure per call index, named at its end; circles

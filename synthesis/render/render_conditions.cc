@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "synthesis/render/inline_markdown.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/sections.h"
@@ -46,11 +47,11 @@ std::string CodeList(const std::vector<std::string>& items, const Messages& m) {
 std::string_view Colon(Lang lang) { return lang == Lang::kFr ? " : " : ": "; }
 std::string_view Semicolon(Lang lang) { return lang == Lang::kFr ? " ; " : "; "; }
 
-void Line(std::string_view label, const std::string& text, Lang lang, std::string& out) {
-  out += "- " + std::string(label) + std::string(Colon(lang)) + text + "\n";
+void Line(std::string_view label, const std::string& text, Lang lang, std::vector<ListItem>& out) {
+  out.push_back(ParseItem(std::string(label) + std::string(Colon(lang)) + text));
 }
 
-void RenderMachineConditions(const v1::MachineConditions& c, Lang lang, const Messages& m, std::string& out) {
+void RenderMachineConditions(const v1::MachineConditions& c, Lang lang, const Messages& m, std::vector<ListItem>& out) {
   std::string os = c.os_name() + (c.os_version().empty() ? "" : " " + c.os_version());
   if (!os.empty() || !c.kernel().empty() || !c.architecture().empty()) {
     std::vector<std::string> parts;
@@ -92,17 +93,18 @@ void RenderMachineConditions(const v1::MachineConditions& c, Lang lang, const Me
   if (!c.agent_version().empty()) Line(m.cond_agent_version, Code(c.agent_version()), lang, out);
 }
 
-void RenderSeries(const SeriesConditions& s, Lang lang, const Messages& m, std::string& out) {
+void RenderSeries(const SeriesConditions& s, Lang lang, const Messages& m, Document& doc) {
   // Named by machine and what ran: one machine often holds several series.
   std::string what = Join(s.tasks, ", ");
   if (!s.backends.empty()) what += " (" + Join(s.backends, ", ") + ")";
-  out += "### " + Code(s.machine) + (what.empty() ? "" : " — " + Code(what)) + "\n\n";
-  if (s.simulated) out += "**" + std::string(m.simulated) + "**\n\n";
+  doc.Heading(3, ParseInline(Code(s.machine) + (what.empty() ? "" : " — " + Code(what))));
+  if (s.simulated) doc.Paragraph({BoldSpan(ParseInline(m.simulated))});
+  std::vector<ListItem> out;
   Line(m.cond_machine, Code(s.machine) + ", " + std::string(m.cond_class) + " " + Code(s.machine_class), lang, out);
   if (s.conditions) {
     RenderMachineConditions(*s.conditions, lang, m, out);
   } else {
-    out += "- " + std::string(m.cond_unknown) + "\n";
+    out.push_back(ParseItem(m.cond_unknown));
   }
   if (s.fingerprint.empty() && !s.key.empty()) Line(m.cond_file, Code(s.key), lang, out);
   Line(m.cond_series_ids, CodeList(s.series_ids, m), lang, out);
@@ -133,19 +135,20 @@ void RenderSeries(const SeriesConditions& s, Lang lang, const Messages& m, std::
            RefCount(s.ok_runs),
        lang, out);
   if (!s.fingerprint.empty()) Line(m.cond_fingerprint, Code(s.fingerprint), lang, out);
-  out += "\n";
+  doc.List(std::move(out));
 }
 
 }  // namespace
 
-void RenderConditionsSection(const GuideModel& model, Lang lang, std::string& out) {
+void RenderConditionsSection(const GuideModel& model, Lang lang, Document& doc) {
   const Messages& m = Msg(lang);
-  out += "## " + std::string(m.cond_section) + "\n\n" + std::string(m.cond_intro) + "\n\n";
+  doc.CollapsedHeading(ParseInline(m.cond_section));
+  doc.Paragraph(ParseInline(m.cond_intro));
   if (model.series.empty()) {
-    out += std::string(m.cond_none) + "\n\n";
+    doc.Paragraph(ParseInline(m.cond_none));
     return;
   }
-  for (const SeriesConditions& s : model.series) RenderSeries(s, lang, m, out);
+  for (const SeriesConditions& s : model.series) RenderSeries(s, lang, m, doc);
 }
 
 std::string ConditionsSizeText(uint64_t bytes, Lang lang) { return SizeText(bytes, lang, Msg(lang)); }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "synthesis/render/inline_markdown.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/messages_model.h"
@@ -177,7 +178,7 @@ std::string TargetsText(const TaskVerdicts& tv, Lang lang, const ModelMessages& 
 
 }  // namespace
 
-void RenderAnswer(const GuideModel& model, Lang lang, std::string& out) {
+void RenderAnswer(const GuideModel& model, Lang lang, Document& doc) {
   const ModelMessages& m = Msg(lang);
   std::vector<std::string> sentences;
   for (const TaskDecision& d : model.decisions) {
@@ -223,24 +224,24 @@ void RenderAnswer(const GuideModel& model, Lang lang, std::string& out) {
     }
     sentences.push_back(Fill(m.answer_task, {{"task", Code(d.task)}, {"uses", Join(machines, lang == Lang::kFr ? " ; " : "; ")}}));
   }
-  if (sentences.empty()) return;
-  for (const std::string& sentence : sentences) out += "- " + sentence + "\n";
-  out += "\n";
+  std::vector<ListItem> items;
+  for (const std::string& sentence : sentences) items.push_back(ParseItem(sentence));
+  doc.List(std::move(items));
 }
 
-void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, Lang lang, std::string& out) {
+void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, Lang lang, Document& doc) {
   const ModelMessages& m = Msg(lang);
-  out += "## " + S(m.decision_section) + "\n\n";
+  doc.Heading(2, ParseInline(m.decision_section));
   for (const TaskDecision& d : model.decisions) {
     const TaskVerdicts* tv = VerdictsOf(model, d.task);
-    out += "### " + Fill(m.task_heading, {{"task", Code(d.task)}}) + "\n\n";
+    doc.Heading(3, ParseInline(Fill(m.task_heading, {{"task", Code(d.task)}})));
     if (d.rows.empty()) {
-      out += S(m.no_warm_cell) + "\n\n";
+      doc.Paragraph(ParseInline(m.no_warm_cell));
       continue;
     }
     if (tv != nullptr) {
       std::string targets = TargetsText(*tv, lang, m);
-      out += (targets.empty() ? S(m.no_targets) : Fill(m.decision_targets, {{"targets", targets}})) + "\n\n";
+      doc.Paragraph(ParseInline(targets.empty() ? S(m.no_targets) : Fill(m.decision_targets, {{"targets", targets}})));
     }
     // The figure's label for the burst and sustained headers: the first row's cell's.
     const Cell* first = FindCell(analysis, d.rows.front().verdict.key);
@@ -261,9 +262,7 @@ void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, La
                                        S(m.col_memory)};
     if (any_cost) header.push_back(S(m.col_cost));
     if (any_energy) header.push_back(S(m.col_energy));
-    out += "| " + Join(header, " | ") + " |\n|";
-    for (size_t i = 0; i < header.size(); ++i) out += "---|";
-    out += "\n";
+    std::vector<std::vector<Spans>> rows;
     for (const DecisionRow& row : d.rows) {
       const Cell* cell = FindCell(analysis, row.verdict.key);
       std::string burst = row.burst ? LevelWithCalls(*row.burst, lang, m)
@@ -282,30 +281,34 @@ void RenderDecisionSection(const Analysis& analysis, const GuideModel& model, La
                                         MemoryText(model, row, lang, m)};
       if (any_cost) cells.push_back(cost.empty() ? S(m.no_price) : cost);
       if (any_energy) cells.push_back(EnergyText(cell, lang, m));
-      out += "| " + Join(cells, " | ") + " |\n";
+      rows.push_back(ParseCells(cells));
     }
-    out += "\n";
+    doc.Table(ParseCells(header), std::move(rows));
     std::vector<std::string> missing;
     if (!any_cost) missing.push_back(S(m.no_cost_column));
     if (!any_energy) missing.push_back(S(m.no_energy_column));
-    if (!missing.empty()) out += Join(missing, " ") + "\n\n";
+    if (!missing.empty()) doc.Paragraph(ParseInline(Join(missing, " ")));
   }
-  out += S(m.decision_intro) + "\n\n";
+  doc.Paragraph(ParseInline(m.decision_intro));
 }
 
-void RenderWatchSection(const GuideModel& model, Lang lang, std::string& out) {
+void RenderWatchSection(const GuideModel& model, Lang lang, Document& doc) {
   const ModelMessages& m = Msg(lang);
-  out += "## " + S(m.watch_section) + "\n\n" + S(m.watch_intro) + "\n\n";
+  doc.Heading(2, ParseInline(m.watch_section));
+  doc.Paragraph(ParseInline(m.watch_intro));
   if (model.watches.empty()) {
-    out += S(m.watch_none) + "\n\n";
+    doc.Paragraph(ParseInline(m.watch_none));
     return;
   }
+  // Per task, its name in bold and one item per watch.
   std::string task;
+  std::vector<ListItem> items;
   for (const Watch& w : model.watches) {
     if (w.key.task != task) {
+      doc.List(std::move(items));
+      items.clear();
       task = w.key.task;
-      out += (out.ends_with("\n\n") ? "" : "\n") + std::string("**") + Fill(m.task_heading, {{"task", Code(task)}}) +
-             "**\n\n";
+      doc.Paragraph({BoldSpan(ParseInline(Fill(m.task_heading, {{"task", Code(task)}})))});
     }
     std::vector<std::string> runs;
     constexpr size_t kShown = 6;
@@ -331,20 +334,20 @@ void RenderWatchSection(const GuideModel& model, Lang lang, std::string& out) {
     if (w.key.phase == v1::PHASE_WARM || w.key.phase == v1::PHASE_VALIDATION) {
       where += " (" + S(w.key.phase == v1::PHASE_WARM ? TableMsg(lang).phase_warm : TableMsg(lang).phase_validation) + ")";
     }
-    out += "- " + where + (lang == Lang::kFr ? " : " : ": ") +
-           Fill(tmpl, {{"count", RefCount(w.count)},
-                       {"runs", Join(runs, ", ")},
-                       {"code", Code(w.code)},
-                       {"reason", w.reason.empty() ? S(m.no_mark) : ShortReason(w.reason)}}) +
-           "\n";
+    items.push_back(ParseItem(where + (lang == Lang::kFr ? " : " : ": ") +
+                              Fill(tmpl, {{"count", RefCount(w.count)},
+                                          {"runs", Join(runs, ", ")},
+                                          {"code", Code(w.code)},
+                                          {"reason", w.reason.empty() ? S(m.no_mark) : ShortReason(w.reason)}})));
   }
-  out += "\n";
+  doc.List(std::move(items));
 }
 
-void RenderRepetitionSection(const GuideModel& model, Lang lang, std::string& out) {
+void RenderRepetitionSection(const GuideModel& model, Lang lang, Document& doc) {
   if (model.repetition_tables.empty()) return;
   const ModelMessages& m = Msg(lang);
-  out += "## " + S(m.repetition_section) + "\n\n" + S(m.repetition_intro) + "\n\n";
+  doc.Heading(2, ParseInline(m.repetition_section));
+  doc.Paragraph(ParseInline(m.repetition_intro));
   auto values = [&](const std::vector<std::optional<Figure>>& figures, const std::optional<Figure>& median,
                     const std::optional<Spread>& spread) {
     std::vector<std::string> list;
@@ -354,14 +357,12 @@ void RenderRepetitionSection(const GuideModel& model, Lang lang, std::string& ou
                   : joined;
   };
   for (const RepetitionTable& t : model.repetition_tables) {
-    out += "### " + Fill(m.task_heading, {{"task", Code(t.task)}}) + "\n\n";
+    doc.Heading(3, ParseInline(Fill(m.task_heading, {{"task", Code(t.task)}})));
     std::vector<std::string> header = {S(m.col_platform), t.axis == "batch_size" ? S(m.col_axis) : MdCell(t.axis)};
     if (!t.latency_label.empty()) header.push_back(Fill(m.col_latency_ms, {{"label", MdCell(LocalWords(t.latency_label, lang))}}));
     header.push_back(Fill(m.col_rate, {{"label", MdCell(FigureName(t.rate_label, t.rate_unit, lang))}}));
     header.push_back(S(m.col_max_memory));
-    out += "| " + Join(header, " | ") + " |\n|";
-    for (size_t i = 0; i < header.size(); ++i) out += "---|";
-    out += "\n";
+    std::vector<std::vector<Spans>> rows;
     for (const RepetitionRow& r : t.rows) {
       std::vector<std::optional<Figure>> rate(r.rate.begin(), r.rate.end());
       std::vector<std::string> cells = {Code(r.key.machine) + " " + CodeOrNone(r.key.mode, m), Code(r.axis_value)};
@@ -375,9 +376,9 @@ void RenderRepetitionSection(const GuideModel& model, Lang lang, std::string& ou
                  S(MemoryKindWording(TableMsg(lang), r.memory_kind)) + ")";
       }
       cells.push_back(memory);
-      out += "| " + Join(cells, " | ") + " |\n";
+      rows.push_back(ParseCells(cells));
     }
-    out += "\n";
+    doc.Table(ParseCells(header), std::move(rows));
   }
 }
 

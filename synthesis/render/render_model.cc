@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "synthesis/render/spread_text.h"
+#include "synthesis/render/inline_markdown.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/messages_model.h"
@@ -71,43 +72,41 @@ using Values = std::vector<std::pair<std::string, std::string>>;
 
 const ModelMessages& Msg(Lang lang) { return lang == Lang::kFr ? ModelMessagesFr() : ModelMessagesEn(); }
 
-std::string Heading(std::string_view text) { return "## " + S(text) + "\n\n"; }
-
-std::string TaskHeading(const std::string& task, const ModelMessages& m) {
-  return "### " + Fill(m.task_heading, {{"task", Code(task)}}) + "\n\n";
+void TaskHeading(const std::string& task, const ModelMessages& m, Document& doc) {
+  doc.Heading(3, ParseInline(Fill(m.task_heading, {{"task", Code(task)}})));
 }
 
-void RenderTaskTargets(const TaskVerdicts& tv, Lang lang, const ModelMessages& m, std::string& out) {
+void RenderTaskTargets(const TaskVerdicts& tv, Lang lang, const ModelMessages& m, Document& doc) {
   if (tv.targets == nullptr) {
-    out += S(m.no_targets) + "\n\n";
+    doc.Paragraph(ParseInline(m.no_targets));
     return;
   }
-  out += Fill(m.task_entry, {{"match", Code(tv.targets->match)}, {"item", ItemWord(tv.item, false, m)}}) + "\n\n";
+  doc.Paragraph(
+      ParseInline(Fill(m.task_entry, {{"match", Code(tv.targets->match)}, {"item", ItemWord(tv.item, false, m)}})));
   // The target figures are sources only once a setting cites them.
   if (tv.cells.empty()) return;
   const CellVerdict& first = tv.cells.front();
+  std::vector<ListItem> items;
   for (size_t i = 0; i < tv.targets->uses.size() && i < first.uses.size(); ++i) {
     const UseTarget& use = tv.targets->uses[i];
     Values values = {{"target", Ref(first.uses[i].target, lang)},
                      {"item", ItemWord(tv.item, false, m)},
                      {"items", ItemWord(tv.item, true, m)},
                      {"use", Word(use.name)}};
-    out += "- " + Fill(use.max_seconds_per_item ? m.use_max : m.use_min, values) +
-           (use.interactive ? S(m.use_interactive) : "") + "\n";
+    items.push_back(ParseItem(Fill(use.max_seconds_per_item ? m.use_max : m.use_min, values) +
+                              (use.interactive ? S(m.use_interactive) : "")));
   }
-  out += "\n";
+  doc.List(std::move(items));
 }
 
-void RenderVerdictTable(const TaskVerdicts& tv, Lang lang, const ModelMessages& m, std::string& out) {
+void RenderVerdictTable(const TaskVerdicts& tv, Lang lang, const ModelMessages& m, Document& doc) {
   std::vector<std::string> header = {S(m.col_class), S(m.col_setting), S(m.col_figure), S(m.col_basis),
                                      Fill(m.col_seconds_per_item, {{"item", ItemWord(tv.item, false, m)}})};
   if (tv.targets != nullptr) {
     for (const UseTarget& use : tv.targets->uses) header.push_back(Word(use.name));
   }
   header.push_back(S(m.col_best));
-  out += "| " + Join(header, " | ") + " |\n|";
-  for (size_t i = 0; i < header.size(); ++i) out += "---|";
-  out += "\n";
+  std::vector<std::vector<Spans>> rows;
   for (const CellVerdict& v : tv.cells) {
     std::vector<std::string> row = {Code(v.machine_class), Setting(v.key, m),
                                     FigureWithUnit(v.figure, lang) + SpreadText(v.spread, lang),
@@ -115,12 +114,13 @@ void RenderVerdictTable(const TaskVerdicts& tv, Lang lang, const ModelMessages& 
                                     Ref(v.seconds_per_item, lang)};
     for (const UseVerdict& u : v.uses) row.push_back(S(u.ok ? m.use_ok : m.use_not_ok));
     row.push_back(S(v.best_of_class ? m.best_mark : m.no_mark));
-    out += "| " + Join(row, " | ") + " |\n";
+    rows.push_back(ParseCells(row));
   }
-  out += "\n";
+  doc.Table(ParseCells(header), std::move(rows));
 }
 
-void RenderClassSentences(const TaskVerdicts& tv, Lang lang, const ModelMessages& m, std::string& out) {
+void RenderClassSentences(const TaskVerdicts& tv, Lang lang, const ModelMessages& m, Document& doc) {
+  std::vector<ListItem> items;
   for (const CellVerdict& v : tv.cells) {
     if (!v.best_of_class) continue;
     std::vector<std::string> judgement;
@@ -130,9 +130,9 @@ void RenderClassSentences(const TaskVerdicts& tv, Lang lang, const ModelMessages
                      {"seconds", Ref(v.seconds_per_item, lang)},
                      {"item", ItemWord(tv.item, false, m)},
                      {"judgement", Join(judgement, m.list_separator)}};
-    out += "- " + Fill(judgement.empty() ? m.class_sentence_no_target : m.class_sentence, values) + "\n";
+    items.push_back(ParseItem(Fill(judgement.empty() ? m.class_sentence_no_target : m.class_sentence, values)));
   }
-  out += "\n";
+  doc.List(std::move(items));
 }
 
 std::string CapacityText(const Capacity& c, const std::string& item, Lang lang, const ModelMessages& m,
@@ -157,37 +157,36 @@ std::string UsersText(const Capacity& c, const std::string& item, Lang lang, con
 
 }  // namespace
 
-void RenderVerdictsSection(const GuideModel& model, Lang lang, std::string& out) {
+void RenderVerdictsSection(const GuideModel& model, Lang lang, Document& doc) {
   const ModelMessages& m = Msg(lang);
-  out += Heading(m.verdicts_section);
-  if (model.targets != nullptr) out += Fill(m.targets_used, {{"file", Code(model.targets->path)}}) + "\n\n";
-  out += S(m.figure_rule) + "\n\n";
+  doc.Heading(2, ParseInline(m.verdicts_section));
+  if (model.targets != nullptr) doc.Paragraph(ParseInline(Fill(m.targets_used, {{"file", Code(model.targets->path)}})));
+  doc.Paragraph(ParseInline(m.figure_rule));
   for (const TaskVerdicts& tv : model.verdicts) {
-    out += TaskHeading(tv.task, m);
-    RenderTaskTargets(tv, lang, m, out);
+    TaskHeading(tv.task, m, doc);
+    RenderTaskTargets(tv, lang, m, doc);
     if (tv.cells.empty()) {
-      out += S(m.no_warm_cell) + "\n\n";
+      doc.Paragraph(ParseInline(m.no_warm_cell));
       continue;
     }
-    RenderVerdictTable(tv, lang, m, out);
-    RenderClassSentences(tv, lang, m, out);
+    RenderVerdictTable(tv, lang, m, doc);
+    RenderClassSentences(tv, lang, m, doc);
   }
 }
 
-void RenderThresholdsSection(const GuideModel& model, Lang lang, std::string& out) {
+void RenderThresholdsSection(const GuideModel& model, Lang lang, Document& doc) {
   const ModelMessages& m = Msg(lang);
-  out += Heading(m.thresholds_section);
-  out += Fill(m.thresholds_intro, {{"k3600", Code(kSecondsPerHourText)}}) + "\n\n";
+  doc.Heading(2, ParseInline(m.thresholds_section));
+  doc.Paragraph(ParseInline(Fill(m.thresholds_intro, {{"k3600", Code(kSecondsPerHourText)}})));
   if (model.thresholds.empty()) {
-    out += S(m.no_threshold) + "\n\n";
+    doc.Paragraph(ParseInline(m.no_threshold));
     return;
   }
   for (const TaskThreshold& th : model.thresholds) {
-    out += TaskHeading(th.task, m);
+    TaskHeading(th.task, m, doc);
     const Capacity& ref = th.reference;
-    out += Fill(th.reference_is_dedicated_gpu ? m.reference_dedicated : m.reference_fastest,
-                {{"class", Code(ref.machine_class)}, {"setting", Setting(ref.key, m)}}) +
-           "\n\n";
+    doc.Paragraph(ParseInline(Fill(th.reference_is_dedicated_gpu ? m.reference_dedicated : m.reference_fastest,
+                                   {{"class", Code(ref.machine_class)}, {"setting", Setting(ref.key, m)}})));
     auto capacity = [&](const Capacity& c) {
       return CapacityText(c, th.item, lang, m, th.hours_per_day) +
              (th.per_user ? UsersText(c, th.item, lang, m, *th.per_user) : "");
@@ -200,25 +199,27 @@ void RenderThresholdsSection(const GuideModel& model, Lang lang, std::string& ou
         if (use.interactive && use.min_items_per_second && interactive_use.empty()) interactive_use = use.name;
       }
     }
+    std::vector<ListItem> moves;
     for (const TaskThreshold::Other& o : th.others) {
       if (!(o.ratio.value > 1)) {
-        out += "- " + Fill(m.threshold_holds, {{"class", Code(o.capacity.machine_class)},
-                                               {"ref_class", Code(ref.machine_class)}}) + "\n";
+        moves.push_back(ParseItem(Fill(m.threshold_holds, {{"class", Code(o.capacity.machine_class)},
+                                                           {"ref_class", Code(ref.machine_class)}})));
         continue;
       }
       std::string users;
       if (o.capacity.concurrent_users && !interactive_use.empty()) {
         users = Fill(m.threshold_users, {{"users", Ref(*o.capacity.concurrent_users, lang)}, {"use", Word(interactive_use)}});
       }
-      out += "- " + Fill(m.threshold_move, {{"day", Ref(o.capacity.items_per_day, lang)},
-                                            {"items", ItemWord(th.item, true, m)},
-                                            {"users", users},
-                                            {"class", Code(o.capacity.machine_class)},
-                                            {"ref_class", Code(ref.machine_class)},
-                                            {"ref_day", Ref(ref.items_per_day, lang)}}) + "\n";
+      moves.push_back(ParseItem(Fill(m.threshold_move, {{"day", Ref(o.capacity.items_per_day, lang)},
+                                                        {"items", ItemWord(th.item, true, m)},
+                                                        {"users", users},
+                                                        {"class", Code(o.capacity.machine_class)},
+                                                        {"ref_class", Code(ref.machine_class)},
+                                                        {"ref_day", Ref(ref.items_per_day, lang)}})));
     }
-    out += "\n" + S(m.threshold_how) + "\n\n";
-    out += "- " + capacity(ref) + ".\n";
+    doc.List(std::move(moves));
+    doc.Paragraph(ParseInline(m.threshold_how));
+    std::vector<ListItem> how = {ParseItem(capacity(ref) + ".")};
     for (const TaskThreshold::Other& o : th.others) {
       Values values = {{"day", Ref(o.capacity.items_per_day, lang)},
                        {"items", ItemWord(th.item, true, m)},
@@ -227,21 +228,22 @@ void RenderThresholdsSection(const GuideModel& model, Lang lang, std::string& ou
                        {"ref_ips", Ref(ref.items_per_second, lang)},
                        {"ips", Ref(o.capacity.items_per_second, lang)},
                        {"ratio", Ref(o.ratio, lang)}};
-      out += "- " + capacity(o.capacity) + ". " +
-             Fill(o.ratio.value > 1 ? m.other_line : m.other_not_slower, values) + "\n";
+      how.push_back(ParseItem(capacity(o.capacity) + ". " +
+                              Fill(o.ratio.value > 1 ? m.other_line : m.other_not_slower, values)));
     }
-    out += "\n";
+    doc.List(std::move(how));
   }
 }
 
-void RenderCostSection(const GuideModel& model, Lang lang, std::string& out) {
+void RenderCostSection(const GuideModel& model, Lang lang, Document& doc) {
   const ModelMessages& m = Msg(lang);
-  out += Heading(m.cost_section);
-  out += Fill(m.cost_intro, {{"k3600", Code(kSecondsPerHourText)}}) + "\n\n";
+  doc.Heading(2, ParseInline(m.cost_section));
+  doc.Paragraph(ParseInline(Fill(m.cost_intro, {{"k3600", Code(kSecondsPerHourText)}})));
   if (model.costs.empty()) {
-    out += S(m.no_cost) + "\n\n";
+    doc.Paragraph(ParseInline(m.no_cost));
     return;
   }
+  std::vector<ListItem> lines;
   for (const TaskCost& c : model.costs) {
     // The seconds per item the cost rests on: the verdict of the same setting.
     const CellVerdict* verdict = nullptr;
@@ -268,9 +270,9 @@ void RenderCostSection(const GuideModel& model, Lang lang, std::string& out) {
                                     {"currency", currency},
                                     {"items", ItemWord(c.item, true, m)}});
     }
-    out += "- " + line + ".\n";
+    lines.push_back(ParseItem(line + "."));
   }
-  out += "\n";
+  doc.List(std::move(lines));
 }
 
 namespace {
@@ -343,16 +345,17 @@ std::string RuleText(const Rule& r, Lang lang, const ModelMessages& m) {
 
 }  // namespace
 
-void RenderRulesSection(const GuideModel& model, Lang lang, std::string& out) {
+void RenderRulesSection(const GuideModel& model, Lang lang, Document& doc) {
   const ModelMessages& m = Msg(lang);
-  out += Heading(m.rules_section);
-  out += S(m.rules_intro) + "\n\n";
+  doc.Heading(2, ParseInline(m.rules_section));
+  doc.Paragraph(ParseInline(m.rules_intro));
   if (model.rules.empty()) {
-    out += S(m.no_rule) + "\n\n";
+    doc.Paragraph(ParseInline(m.no_rule));
     return;
   }
-  for (const Rule& r : model.rules) out += "- " + RuleText(r, lang, m) + "\n";
-  out += "\n";
+  std::vector<ListItem> items;
+  for (const Rule& r : model.rules) items.push_back(ParseItem(RuleText(r, lang, m)));
+  doc.List(std::move(items));
 }
 
 }  // namespace benchfleet::synthesis

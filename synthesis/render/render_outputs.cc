@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "synthesis/render/inline_markdown.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/sections.h"
@@ -56,18 +57,23 @@ std::string ShortId(const std::string& run_id) { return Code(run_id.substr(0, 8)
 
 }  // namespace
 
-void RenderOutputsSection(const GuideModel& model, Lang lang, std::string& out) {
+void RenderOutputsSection(const GuideModel& model, Lang lang, Document& doc) {
   if (model.outputs.empty()) return;
   const Messages& m = Msg(lang);
-  out += "## " + std::string(m.outputs_section) + "\n\n" + std::string(m.outputs_intro) + "\n\n";
+  doc.Heading(2, ParseInline(m.outputs_section));
+  doc.Paragraph(ParseInline(m.outputs_intro));
+  // Per task, its name in bold and one item per set of inputs.
   std::string task;
+  std::vector<ListItem> items;
   for (const OutputComparison& c : model.outputs) {
     if (c.task != task) {
+      doc.List(std::move(items));
+      items.clear();
       task = c.task;
-      out +=
-          (out.ends_with("\n\n") ? "" : "\n") + std::string("**") + std::string(m.task) + " " + Code(task) + "**\n\n";
+      doc.Paragraph({BoldSpan(ParseInline(std::string(m.task) + " " + Code(task)))});
     }
-    std::string line = "- " + Fill(m.outputs_inputs, {{"setting", SettingText(c)},
+    std::vector<ListItem> runs;
+    std::string line = Fill(m.outputs_inputs, {{"setting", SettingText(c)},
                                                       {"inputs", Code(c.inputs_sha256.substr(0, kGuideHashPrefix))}});
     if (c.groups.size() == 1) {
       line += Fill(m.outputs_same,
@@ -83,14 +89,14 @@ void RenderOutputsSection(const GuideModel& model, Lang lang, std::string& out) 
                                         {"call", Code(std::to_string(reference.first.call_index))}});
       for (size_t i = 0; i < c.mismatches.size() && i < kShownMismatches; ++i) {
         const OutputMismatch& x = c.mismatches[i];
-        line += "\n  - " + Fill(m.outputs_mismatch_run, {{"machine", Code(x.run.machine)},
+        runs.push_back(ParseItem(Fill(m.outputs_mismatch_run, {{"machine", Code(x.run.machine)},
                                                          {"run", ShortId(x.run.run_id)},
                                                          {"ref", "[" + x.source.source_id + "]"},
                                                          {"phase", std::string(PhaseWord(x.run.phase, m))},
                                                          {"call", Code(std::to_string(x.run.call_index))},
-                                                         {"found", Code(x.outputs)}});
+                                                         {"found", Code(x.outputs)}})));
       }
-      if (c.mismatches.size() > kShownMismatches) line += "\n  - …";
+      if (c.mismatches.size() > kShownMismatches) runs.push_back(ParseItem("…"));
     } else {
       std::vector<std::string> groups;
       for (const OutputGroup& g : c.groups) {
@@ -103,9 +109,9 @@ void RenderOutputsSection(const GuideModel& model, Lang lang, std::string& out) 
                                       {"rule", std::string(rule)},
                                       {"groups", Join(groups, lang == Lang::kFr ? " ; " : "; ")}});
     }
-    out += line + "\n";
+    items.push_back(ListItem{ParseInline(line), std::move(runs)});
   }
-  out += "\n";
+  doc.List(std::move(items));
 }
 
 }  // namespace benchfleet::synthesis

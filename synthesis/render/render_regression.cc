@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "synthesis/render/inline_markdown.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/sections.h"
@@ -74,7 +75,7 @@ std::string FigureText(const v1::RegressionVerdict& v, Lang lang) {
   return FigureName(label, v.unit(), lang);
 }
 
-std::string CheckLine(const RegressionCheck& c, Lang lang, const Messages& m) {
+ListItem CheckLine(const RegressionCheck& c, Lang lang, const Messages& m) {
   const v1::RegressionVerdict& v = c.verdict;
   std::string where = Code(c.machine) + " · " + Code(c.task);
   if (!v.mode().empty()) where += " · " + Code(v.mode());
@@ -117,7 +118,7 @@ std::string CheckLine(const RegressionCheck& c, Lang lang, const Messages& m) {
   parts.push_back(Fill(m.reg_runs, {{"sample", RefCount(c.sample_runs)},
                                     {"baseline", RefCount(c.baseline_runs)},
                                     {"runs", runs.empty() ? std::string(m.none_value) : Join(runs, ", ")}}));
-  return "- " + Join(parts, " — ") + "\n";
+  return ParseItem(Join(parts, " — "));
 }
 
 bool Found(Kind kind) {
@@ -130,23 +131,29 @@ bool Found(Kind kind) {
 // runs), with a line each only for the changes beyond the threshold that were not significant:
 // the checks without a test or without a change (a first series has only "baseline too small",
 // one per setting: 35 lines in the demo) are counts, not lines.
-void RenderRegressionSection(const GuideModel& model, Lang lang, std::string& out) {
+void RenderRegressionSection(const GuideModel& model, Lang lang, Document& doc) {
   if (model.regression_checks.empty()) return;
   const Messages& m = Msg(lang);
-  out += "## " + std::string(m.reg_section) + "\n\n" + std::string(m.reg_intro) + "\n\n";
-  std::string found, near;
+  doc.Heading(2, ParseInline(m.reg_section));
+  doc.Paragraph(ParseInline(m.reg_intro));
+  std::vector<ListItem> found, near;
   for (const RegressionCheck& c : model.regression_checks) {
-    if (Found(c.verdict.kind())) found += CheckLine(c, lang, m);
-    if (c.verdict.kind() == v1::RegressionVerdict::KIND_NOT_SIGNIFICANT) near += CheckLine(c, lang, m);
+    if (Found(c.verdict.kind())) found.push_back(CheckLine(c, lang, m));
+    if (c.verdict.kind() == v1::RegressionVerdict::KIND_NOT_SIGNIFICANT) near.push_back(CheckLine(c, lang, m));
   }
-  out += found.empty() ? std::string(m.reg_none_found) + "\n\n" : found + "\n";
+  if (found.empty()) {
+    doc.Paragraph(ParseInline(m.reg_none_found));
+  } else {
+    doc.List(std::move(found));
+  }
   std::vector<std::string> counts;
   for (const RegressionCount& rc : model.regression_counts) {
     if (!Found(rc.kind)) counts.push_back(std::string(KindWording(rc.kind, m)) + " " + RefCount(rc.count));
   }
   if (counts.empty()) return;
-  out += "**" + std::string(m.reg_others) + "**" + (lang == Lang::kFr ? " : " : ": ") + Join(counts, " · ") + "\n\n";
-  if (!near.empty()) out += near + "\n";
+  doc.Paragraph(ParseInline("**" + std::string(m.reg_others) + "**" + (lang == Lang::kFr ? " : " : ": ") +
+                            Join(counts, " · ")));
+  doc.List(std::move(near));
 }
 
 }  // namespace benchfleet::synthesis

@@ -1,6 +1,7 @@
 // The whole guide from fixed inputs (tests/fixtures/guide/ and the real captures): byte-for-byte
-// against tests/golden/guide/, and every number of the Markdown, in both languages, recomputed from
-// sources.csv by this test's own arithmetic. BENCHFLEET_UPDATE_GOLDEN=1 rewrites the golden files.
+// against tests/golden/guide/, the HTML page with the Markdown's headings, tables and figures, and
+// every number of the Markdown, in both languages, recomputed from sources.csv by this test's own
+// arithmetic. BENCHFLEET_UPDATE_GOLDEN=1 rewrites the golden files.
 #include <unistd.h>
 
 #include <algorithm>
@@ -98,6 +99,84 @@ TEST_F(GuideGoldenTest, SameInputInAnotherOrderGivesTheSameBytes) {
   GuideInput reversed = *input_;
   std::reverse(reversed.records.begin(), reversed.records.end());
   EXPECT_EQ(BuildGuideFiles(reversed, {Lang::kFr, Lang::kEn}), *files_);
+}
+
+// --- The Markdown and the HTML page: two writers of one document ---------------------------------
+
+// The page's headings, tables and figures in order: "h3 Task llama", "table 7 columns, 2 rows",
+// "figure Duration of each run — chat" (the text as a reader sees it, markup and escapes removed).
+std::vector<std::string> MarkdownOutline(const std::string& md) {
+  std::vector<std::string> lines;
+  std::stringstream ss(md);
+  for (std::string line; std::getline(ss, line);) lines.push_back(line);
+  auto text = [](std::string t) {
+    t.erase(std::remove(t.begin(), t.end(), '`'), t.end());
+    for (size_t p = 0; (p = t.find("\\|", p)) != std::string::npos;) t.erase(p, 1);
+    return t;
+  };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (line.starts_with("#")) {
+      size_t level = line.find(' ');
+      out.push_back("h" + std::to_string(level) + " " + text(line.substr(level + 1)));
+    } else if (line.starts_with("|---")) {
+      size_t rows = 0;
+      while (i + 1 < lines.size() && lines[i + 1].starts_with("|")) ++rows, ++i;
+      size_t columns = 0;
+      for (size_t p = 0; (p = line.find("---|", p)) != std::string::npos; p += 4) ++columns;
+      out.push_back("table " + std::to_string(columns) + " columns, " + std::to_string(rows) + " rows");
+    } else if (line.starts_with("![")) {
+      out.push_back("figure " + text(line.substr(2, line.rfind("](") - 2)));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> HtmlOutline(const std::string& html) {
+  auto text = [](const std::string& h) {
+    std::string t = std::regex_replace(h, std::regex("<[^>]*>"), "");
+    for (const auto& [entity, c] : std::vector<std::pair<std::string, std::string>>{
+             {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}}) {
+      for (size_t p = 0; (p = t.find(entity, p)) != std::string::npos; p += c.size()) t.replace(p, entity.size(), c);
+    }
+    return t;
+  };
+  auto count = [](const std::string& s, const std::string& needle) {
+    size_t n = 0;
+    for (size_t p = 0; (p = s.find(needle, p)) != std::string::npos; p += needle.size()) ++n;
+    return n;
+  };
+  const std::regex block(
+      R"(<h([1-6]) id="[^"]*">([\s\S]*?)</h[1-6]>|<table>([\s\S]*?)</table>)"
+      R"(|<figcaption id="[^"]*">([\s\S]*?)</figcaption>)");
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), block); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    if (m[1].matched) {
+      out.push_back("h" + m[1].str() + " " + text(m[2].str()));
+    } else if (m[3].matched) {
+      const std::string table = m[3].str();
+      out.push_back("table " + std::to_string(count(table, "<th>")) + " columns, " +
+                    std::to_string(count(table, "<tr>") - 1) + " rows");
+    } else {
+      out.push_back("figure " + text(m[4].str()));
+    }
+  }
+  return out;
+}
+
+TEST_F(GuideGoldenTest, TheHtmlPageHasTheMarkdownsHeadingsTablesAndFigures) {
+  for (const std::string lang : {"fr", "en"}) {
+    const std::vector<std::string> md = MarkdownOutline(files_->at("guide." + lang + ".md"));
+    EXPECT_EQ(HtmlOutline(files_->at("guide." + lang + ".html")), md) << lang;
+    auto count = [&md](const std::string& kind) {
+      return std::count_if(md.begin(), md.end(), [&kind](const std::string& s) { return s.starts_with(kind); });
+    };
+    EXPECT_EQ(count("h2 "), 11) << lang;
+    EXPECT_EQ(count("table "), 18) << lang;
+    EXPECT_EQ(count("figure "), 20) << lang;
+  }
 }
 
 // --- sources.csv, read back from its bytes --------------------------------------------------------

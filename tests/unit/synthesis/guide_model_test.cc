@@ -647,14 +647,16 @@ TEST(DeriveVerdictsTest, WithoutDedicatedGpuTheFastestSettingIsTheReference) {
   EXPECT_FALSE(b->model.thresholds[0].reference_is_dedicated_gpu);
   EXPECT_EQ(b->model.thresholds[0].reference.machine_class, "a100");
   EXPECT_TRUE(b->model.costs.empty());
-  std::string md;
-  RenderThresholdsSection(b->model, Lang::kFr, md);
+  Document md_doc;
+  RenderThresholdsSection(b->model, Lang::kFr, md_doc);
+  std::string md = WriteMarkdown(md_doc);
   EXPECT_THAT(md, HasSubstr("Aucune classe mesurée ici n'est marquée comme GPU dédié dans les objectifs : le réglage "
                             "le plus rapide, `a100` `gpu-box / llama-server / gpu / ctx=4096`, sert de référence."));
-  RenderCostSection(b->model, Lang::kFr, md);
+  RenderCostSection(b->model, Lang::kFr, md_doc);
+  md = WriteMarkdown(md_doc);
   EXPECT_THAT(md, HasSubstr("## Coût\n\nCoût d'une unité sur le meilleur réglage de chaque classe : le prix horaire "
                             "(objectifs) ÷ `3600` s/h × les secondes par unité.\n\nAucune classe mesurée n'a de prix "
-                            "horaire dans les objectifs : pas de coût calculé.\n\n"));
+                            "horaire dans les objectifs : pas de coût calculé.\n"));
   EXPECT_EQ(StrayDigits(md), "");
 }
 
@@ -669,8 +671,9 @@ TEST(DeriveVerdictsTest, DedicatedGpuIsTheReferenceEvenWhenSlower) {
   EXPECT_EQ(chat.others[0].capacity.machine_class, "a100");
   EXPECT_EQ(En(chat.others[0].ratio.value), "0.235");  // 28.2 / 120
   ExpectModelTraceable(b->analysis.sources, b->model);
-  std::string md;
-  RenderThresholdsSection(b->model, Lang::kEn, md);
+  Document md_doc;
+  RenderThresholdsSection(b->model, Lang::kEn, md_doc);
+  std::string md = WriteMarkdown(md_doc);
   EXPECT_THAT(md, HasSubstr("Reference: `m1pro`, a dedicated GPU, setting `mac-1 / llama-server / gpu / ctx=4096`."));
   EXPECT_THAT(md, HasSubstr(" concurrent users. `m1pro` is not faster than `a100`: 28.2 [" +
                             chat.reference.items_per_second.source_id + "] ÷ 120 [" +
@@ -800,10 +803,11 @@ TEST(DeriveRulesTest, NoRuleWithoutSupport) {
   auto b = Derive(Context(kTargetsYaml), records);
   EXPECT_TRUE(b->model.rules.empty());
   EXPECT_TRUE(b->model.thresholds.empty());
-  std::string out;
-  RenderRulesSection(b->model, Lang::kEn, out);
+  Document out_doc;
+  RenderRulesSection(b->model, Lang::kEn, out_doc);
+  std::string out = WriteMarkdown(out_doc);
   EXPECT_EQ(out, "## Rules\n\nEach rule is printed only when the measurements support it, and cites the figures "
-                 "it rests on.\n\nThe measurements support no rule yet.\n\n");
+                 "it rests on.\n\nThe measurements support no rule yet.\n");
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -840,12 +844,12 @@ TEST(BuildGuideModelTest, SummarizesSeriesThenDerivesVerdictsAndRules) {
 // Sections.
 
 std::string Sections(const GuideModel& model, Lang lang) {
-  std::string out;
-  RenderVerdictsSection(model, lang, out);
-  RenderThresholdsSection(model, lang, out);
-  RenderCostSection(model, lang, out);
-  RenderRulesSection(model, lang, out);
-  return out;
+  Document doc;
+  RenderVerdictsSection(model, lang, doc);
+  RenderThresholdsSection(model, lang, doc);
+  RenderCostSection(model, lang, doc);
+  RenderRulesSection(model, lang, doc);
+  return WriteMarkdown(doc);
 }
 
 std::string R(const Figure& f, Lang lang) { return FormatNumber(f.value, lang) + " [" + f.source_id + "]"; }
@@ -1026,8 +1030,9 @@ TEST(GuideModelTest, APromptCacheHitAsksToTurnThePromptCacheOff) {
   const Rule& rule = RuleOf(b->model, "PROMPT_CACHE_HITS", "chat");
   EXPECT_EQ(rule.figures.at("count").value, 1);
   for (const Rule& r : b->model.rules) EXPECT_NE(r.code, "CACHE_HITS");
-  std::string md;
-  RenderRulesSection(b->model, Lang::kEn, md);
+  Document md_doc;
+  RenderRulesSection(b->model, Lang::kEn, md_doc);
+  std::string md = WriteMarkdown(md_doc);
   EXPECT_THAT(md, HasSubstr("- `chat`: runs in which the server reused cached prompt tokens (`PROMPT_CACHE_USED`): 1 [" +
                             rule.figures.at("count").source_id +
                             "]. Turn its prompt cache off (cache_prompt: false); they are kept out of every figure.\n"));
@@ -1048,8 +1053,9 @@ TEST(DeriveRulesTest, CheapestMachineThatMeetsEveryTargetAndTheFastestClassNames
   EXPECT_EQ(cheap.words.at("second_class"), "a100");
   EXPECT_EQ(En(cheap.figures.at("ratio").value), "1.63");
   ExpectTraceable(b->analysis.sources, cheap.figures.at("ratio"));
-  std::string md;
-  RenderRulesSection(b->model, Lang::kEn, md);
+  Document md_doc;
+  RenderRulesSection(b->model, Lang::kEn, md_doc);
+  std::string md = WriteMarkdown(md_doc);
   EXPECT_THAT(md, HasSubstr("- For `sd`, `m1pro` is the cheapest machine that meets every target: 0.00117 [" +
                             cheap.figures.at("cost").source_id + "] USD per image (`comfyui / gpu`), 1.63 [" +
                             cheap.figures.at("ratio").source_id + "] times less than `a100` (0.00190 [" +
@@ -1143,14 +1149,16 @@ TEST(DeriveDecisionsTest, ADropWhileTheDeviceThrottledIsWatchedAsThrottling) {
   }
   EXPECT_THAT(seen, ElementsAre("mac-1 THROUGHPUT_DROP THROTTLED 1", "mac-1 THROTTLED  1", "gpu-box CACHE_HIT  1",
                                 "gpu-box FAILED  2"));
-  std::string watch;
-  RenderWatchSection(b->model, Lang::kEn, watch);
+  Document watch_doc;
+  RenderWatchSection(b->model, Lang::kEn, watch_doc);
+  std::string watch = WriteMarkdown(watch_doc);
   EXPECT_THAT(watch, HasSubstr("- `mac-1` `gpu, ctx=4096` (warm): warm runs with a throughput drop while the device "
                                "throttled: 1 ["));
   EXPECT_THAT(watch, HasSubstr("] (`c3` (call `2`)) — `-46.7% at call 3 vs call 1`. The device slowed down, not the "
                                "software: burst and sustained are shown apart.\n"));
-  std::string watch_fr;
-  RenderWatchSection(b->model, Lang::kFr, watch_fr);
+  Document watch_fr_doc;
+  RenderWatchSection(b->model, Lang::kFr, watch_fr_doc);
+  std::string watch_fr = WriteMarkdown(watch_fr_doc);
   EXPECT_THAT(watch_fr, HasSubstr("- `mac-1` `gpu, ctx=4096` (à chaud) : exécutions à chaud avec une chute de débit pendant un "
                                   "bridage de l'accélérateur : 1 ["));
 }
@@ -1158,14 +1166,16 @@ TEST(DeriveDecisionsTest, ADropWhileTheDeviceThrottledIsWatchedAsThrottling) {
 TEST(RenderDecisionTest, TheAnswerAndTheTableSayWhichLevelIsJudged) {
   auto b = Derive(Context(kTargetsYaml), Fleet());
   const DecisionRow& m1pro = RowOfClass(DecisionOf(b->model, "chat"), "m1pro");
-  std::string answer;
-  RenderAnswer(b->model, Lang::kEn, answer);
+  Document answer_doc;
+  RenderAnswer(b->model, Lang::kEn, answer_doc);
+  std::string answer = WriteMarkdown(answer_doc);
   EXPECT_THAT(answer, HasSubstr("- `chat`: `gpu-box` meets interactive and batch (`gpu, ctx=4096`, 120 ["));
   EXPECT_THAT(answer, HasSubstr("`mac-1` meets interactive, not batch (`gpu, ctx=4096`, 28.2 [" +
                                 m1pro.verdict.figure.source_id + "] tokens/s sustained from call `2`, after a burst of 30.0 [" +
                                 m1pro.burst->min->source_id + "] – 52.9 [" + m1pro.burst->max->source_id + "], "));
-  std::string table;
-  RenderDecisionSection(b->analysis, b->model, Lang::kEn, table);
+  Document table_doc;
+  RenderDecisionSection(b->analysis, b->model, Lang::kEn, table_doc);
+  std::string table = WriteMarkdown(table_doc);
   EXPECT_THAT(table, HasSubstr("| Machine | Verdict | Working setting | Burst (tokens_per_second (tokens/s)) | Sustained "
                                "(tokens_per_second (tokens/s)) | Runs | Memory needed | Cost |\n"));
   EXPECT_THAT(table, HasSubstr("Energy: not measured (no device energy counter on these runs).\n"));
@@ -1175,20 +1185,23 @@ TEST(RenderDecisionTest, TheAnswerAndTheTableSayWhichLevelIsJudged) {
                                m1pro.burst->max->source_id + "] (calls `0–1`) | 28.2 [" +
                                m1pro.sustained->min->source_id + "] (calls `2`) | 3 [" + m1pro.runs.source_id +
                                "] | not measured |"));
-  std::string fr;
-  RenderAnswer(b->model, Lang::kFr, fr);
+  Document fr_doc;
+  RenderAnswer(b->model, Lang::kFr, fr_doc);
+  std::string fr = WriteMarkdown(fr_doc);
   EXPECT_THAT(fr, HasSubstr("`mac-1` atteint interactive, pas batch (`gpu, ctx=4096`, 28,2 [" +
                             m1pro.verdict.figure.source_id + "] jetons/s en régime établi à partir de l'appel `2`, après "
                             "une pointe à 30,0 [" + m1pro.burst->min->source_id + "] – 52,9 [" +
                             m1pro.burst->max->source_id + "], "));
-  std::string watch;
-  RenderWatchSection(b->model, Lang::kEn, watch);
+  Document watch_doc;
+  RenderWatchSection(b->model, Lang::kEn, watch_doc);
+  std::string watch = WriteMarkdown(watch_doc);
   EXPECT_THAT(watch, HasSubstr("- `gpu-box` `gpu` (warm): runs served from the server's execution cache: 1 ["));
   EXPECT_THAT(watch, HasSubstr("] (`s3` (call `18`)). Nothing was measured; such runs are kept out of every figure."));
   EXPECT_THAT(watch, HasSubstr("- `gpu-box` `cpu` (warm): failed runs: 2 ["));
   EXPECT_THAT(watch, HasSubstr("] (`f1` (call `25`), `f2` (call `26`)) — `out of memory`\n"));
-  std::string watch_fr;
-  RenderWatchSection(b->model, Lang::kFr, watch_fr);
+  Document watch_fr_doc;
+  RenderWatchSection(b->model, Lang::kFr, watch_fr_doc);
+  std::string watch_fr = WriteMarkdown(watch_fr_doc);
   EXPECT_THAT(watch_fr, HasSubstr("- `gpu-box` `cpu` (à chaud) : exécutions en échec : 2 ["));
 }
 
@@ -1264,8 +1277,9 @@ TEST(RepetitionTablesTest, EveryRepetitionInTheMethodsOwnUnits) {
   EXPECT_EQ(latency.median_ms->unit, "ms");
   EXPECT_EQ(En(latency.median_ms->value), "29.1");
   EXPECT_EQ(SourceOf(b->analysis, *latency.median_ms).input_refs, std::vector<std::string>{latency.median->source_id});
-  std::string md;
-  RenderRepetitionSection(b->model, Lang::kEn, md);
+  Document md_doc;
+  RenderRepetitionSection(b->model, Lang::kEn, md_doc);
+  std::string md = WriteMarkdown(md_doc);
   EXPECT_THAT(md, HasSubstr("## Workflow v6 results\n\n"));
   EXPECT_THAT(md, HasSubstr("| Platform | Batch size | mean latency (ms) | tokens/s | Max memory (GiB) |\n"));
   // Beside each median its spread. Python 3.11 (statistics.stdev / statistics.mean and the splitmix64
@@ -1288,8 +1302,9 @@ TEST(RepetitionTablesTest, EveryRepetitionInTheMethodsOwnUnits) {
   EXPECT_THAT(md, HasSubstr("| median 3291 [" + row.rate_median->source_id + "] (`95%` CI 3284 [" +
                             row.rate_spread->ci_low->source_id + "] – 3294 [" + row.rate_spread->ci_high->source_id +
                             "], CV 0.147 [" + row.rate_spread->cv_percent->source_id + "] %): 3294 ["));
-  std::string fr;
-  RenderRepetitionSection(b->model, Lang::kFr, fr);
+  Document fr_doc;
+  RenderRepetitionSection(b->model, Lang::kFr, fr_doc);
+  std::string fr = WriteMarkdown(fr_doc);
   EXPECT_THAT(fr, HasSubstr("| Plateforme | Taille de lot | latence moyenne (ms) | jetons/s | Mémoire max. (Gio) |\n"));
   // A task of another backend has no such table.
   auto other = Derive(Context(kTargetsYaml), Fleet());

@@ -114,7 +114,7 @@ TEST(TaskSlugTest, KeepsLettersAndDigits) {
 
 TEST(RenderMarkdownTest, EnglishRowsTitleAndTraps) {
   Analysis a = Analyze(Records(true));
-  std::string md = RenderMarkdown(a, Lang::kEn);
+  std::string md = WriteMarkdown(RenderDocument(a, Lang::kEn));
   EXPECT_EQ(md.rfind("# Sizing guide (SIMULATED)\n", 0), 0u) << md;
   EXPECT_THAT(md, HasSubstr("sources.csv"));
   EXPECT_THAT(md, HasSubstr("](chart-chat-7b.en.svg)"));
@@ -153,7 +153,7 @@ TEST(RenderMarkdownTest, EnglishRowsTitleAndTraps) {
 
 TEST(RenderMarkdownTest, FrenchUsesDecimalCommaAndCatalogue) {
   Analysis a = Analyze(Records(true));
-  std::string md = RenderMarkdown(a, Lang::kFr);
+  std::string md = WriteMarkdown(RenderDocument(a, Lang::kFr));
   EXPECT_EQ(md.rfind("# Guide de dimensionnement (SIMULÉ)\n", 0), 0u) << md;
   const Cell& gpu = CellOf(a, "gpu");
   EXPECT_THAT(md, HasSubstr("| `host-gpu` | `llama-server` | `gpu` | `n_predict=128` | à chaud | "
@@ -181,7 +181,7 @@ TEST(RenderMarkdownTest, DropsWhileTheDeviceThrottledOrTheHostWasBusyAreListedAp
   flag(records[3], "CONTENDED", "other processes on the nvidia device(s) during the run: pid 4242 python3");
   flag(records[3], "THROUGHPUT_DROP", "27.9 is 47.3% below the reference 52.9; the host was busy");
   Analysis a = Analyze(records);
-  const std::string md = RenderMarkdown(a, Lang::kEn);
+  const std::string md = WriteMarkdown(RenderDocument(a, Lang::kEn));
   const std::string where = "- `chat-7b` — `host-gpu / llama-server / gpu / n_predict=128 / warm` — run ";
   EXPECT_THAT(md, HasSubstr("### Throughput drops while the device throttled\n\n" + where +
                             "`g3` (call `3`) — `THROUGHPUT_DROP`: `28.2 is 46.7% below the reference 52.9; the device "
@@ -191,7 +191,7 @@ TEST(RenderMarkdownTest, DropsWhileTheDeviceThrottledOrTheHostWasBusyAreListedAp
                             "busy`\n\n"
                             "### Unexplained throughput drops\n\n" + where +
                             "`g2` (call `2`) — `THROUGHPUT_DROP`: `-43% from call 1 to call 2`\n\n"));
-  const std::string fr = RenderMarkdown(a, Lang::kFr);
+  const std::string fr = WriteMarkdown(RenderDocument(a, Lang::kFr));
   EXPECT_THAT(fr, HasSubstr("### Chutes de débit pendant un bridage de l'accélérateur\n\n- `chat-7b`"));
   EXPECT_THAT(fr, HasSubstr("### Chutes de débit sur un hôte occupé (CONTENDED)\n\n- `chat-7b`"));
   EXPECT_THAT(fr, HasSubstr("### Chutes de débit inexpliquées\n\n- `chat-7b`"));
@@ -199,8 +199,8 @@ TEST(RenderMarkdownTest, DropsWhileTheDeviceThrottledOrTheHostWasBusyAreListedAp
 
 TEST(RenderMarkdownTest, NotSimulatedHasPlainTitle) {
   Analysis a = Analyze(Records(false));
-  EXPECT_EQ(RenderMarkdown(a, Lang::kEn).rfind("# Sizing guide\n", 0), 0u);
-  EXPECT_THAT(RenderMarkdown(a, Lang::kEn), Not(HasSubstr("SIMULATED")));
+  EXPECT_EQ(WriteMarkdown(RenderDocument(a, Lang::kEn)).rfind("# Sizing guide\n", 0), 0u);
+  EXPECT_THAT(WriteMarkdown(RenderDocument(a, Lang::kEn)), Not(HasSubstr("SIMULATED")));
   EXPECT_THAT(RenderCallIndexChart(a, "chat-7b", Lang::kEn), Not(HasSubstr("SIMULATED")));
 }
 
@@ -212,7 +212,7 @@ TEST(RenderTest, ByteIdenticalWhenRecordsAreShuffled) {
     std::shuffle(records.begin(), records.end(), rng);
     Analysis b = Analyze(records);
     for (Lang lang : {Lang::kFr, Lang::kEn}) {
-      EXPECT_EQ(RenderMarkdown(a, lang), RenderMarkdown(b, lang));
+      EXPECT_EQ(WriteMarkdown(RenderDocument(a, lang)), WriteMarkdown(RenderDocument(b, lang)));
       EXPECT_EQ(RenderCallIndexChart(a, "chat-7b", lang), RenderCallIndexChart(b, "chat-7b", lang));
     }
     EXPECT_EQ(SourcesCsv(a.sources), SourcesCsv(b.sources));
@@ -294,7 +294,7 @@ TEST(RenderMarkdownTest, EveryPrintedFigureMatchesItsSource) {
   }
   Analysis a = Analyze(records);
   for (Lang lang : {Lang::kFr, Lang::kEn}) {
-    std::string md = RenderMarkdown(a, lang);
+    std::string md = WriteMarkdown(RenderDocument(a, lang));
     std::regex ref("(-?[0-9]+(?:[.,][0-9]+)?) \\[(S[0-9]+)\\]");
     int rows = 0, refs = 0;
     size_t start = 0;
@@ -407,8 +407,9 @@ GuideModel RegressionChecksModel() {
 }
 
 TEST(RegressionSectionTest, OneLinePerCheckTheAnswerFirstInEnglish) {
-  std::string out;
-  RenderRegressionSection(RegressionChecksModel(), Lang::kEn, out);
+  Document out_doc;
+  RenderRegressionSection(RegressionChecksModel(), Lang::kEn, out_doc);
+  std::string out = WriteMarkdown(out_doc);
   // The intro is the catalogue's (messages_en.cc); every line below is exact.
   const std::string intro(MessagesEn().reg_intro);
   EXPECT_EQ(out,
@@ -418,14 +419,14 @@ TEST(RegressionSectionTest, OneLinePerCheckTheAnswerFirstInEnglish) {
             "`p = 0.0357 < 0.05` — runs: 3 [S41] vs 7 [S42] in the baseline (`b0000001`, `b0000002`, `b0000003`, "
             "`b0000004`, `b0000005`, `b0000006`, …)\n"
             "\n"
-            "**Other checks**: Baseline too small 1 [S48] · No change 1 [S49]\n"
-            "\n");
+            "**Other checks**: Baseline too small 1 [S48] · No change 1 [S49]\n");
   EXPECT_EQ(intro, "The coordinator's newest check of each machine, task and setting: the runs of a series (the sample) against the same machine's earlier runs of that setting (the baseline). A regression or an improvement needs both a significant difference and a change of the median beyond the threshold. sources.csv lists the runs behind each count.");
 }
 
 TEST(RegressionSectionTest, OneLinePerCheckTheAnswerFirstInFrench) {
-  std::string out;
-  RenderRegressionSection(RegressionChecksModel(), Lang::kFr, out);
+  Document out_doc;
+  RenderRegressionSection(RegressionChecksModel(), Lang::kFr, out_doc);
+  std::string out = WriteMarkdown(out_doc);
   const std::string intro(MessagesFr().reg_intro);
   EXPECT_EQ(out,
             "## Contrôles de régression\n\n" + intro + "\n\n"
@@ -434,20 +435,21 @@ TEST(RegressionSectionTest, OneLinePerCheckTheAnswerFirstInFrench) {
             "`p = 0,0357 < 0,05` — exécutions : 3 [S41] contre 7 [S42] dans la référence (`b0000001`, `b0000002`, "
             "`b0000003`, `b0000004`, `b0000005`, `b0000006`, …)\n"
             "\n"
-            "**Autres contrôles** : Référence trop petite 1 [S48] · Pas de changement 1 [S49]\n"
-            "\n");
+            "**Autres contrôles** : Référence trop petite 1 [S48] · Pas de changement 1 [S49]\n");
   EXPECT_EQ(intro, "Le dernier contrôle du coordinateur pour chaque machine, tâche et réglage : les exécutions d'une série (l'échantillon) comparées aux exécutions antérieures de la même machine pour ce réglage (la référence). Une régression ou une amélioration exige à la fois une différence significative et un écart de la médiane au-delà du seuil. sources.csv liste les exécutions de chaque compte.");
 }
 
 TEST(RegressionSectionTest, NoCheckNoSection) {
-  std::string out = "before\n";
-  RenderRegressionSection(GuideModel{}, Lang::kEn, out);
-  EXPECT_EQ(out, "before\n");
+  Document doc;
+  doc.Paragraph({TextSpan("before")});
+  RenderRegressionSection(GuideModel{}, Lang::kEn, doc);
+  EXPECT_EQ(WriteMarkdown(doc), "before\n");
   GuideModel model = RegressionChecksModel();
   model.regression_checks.erase(model.regression_checks.begin());
   model.regression_counts.erase(model.regression_counts.begin());
-  RenderRegressionSection(model, Lang::kEn, out);
-  EXPECT_THAT(out, HasSubstr("\n\nNo regression and no improvement.\n\n**Other checks**: Baseline too small 1 [S48] · No change 1 [S49]\n\n"));
+  RenderRegressionSection(model, Lang::kEn, doc);
+  const std::string out = WriteMarkdown(doc);
+  EXPECT_THAT(out, HasSubstr("\n\nNo regression and no improvement.\n\n**Other checks**: Baseline too small 1 [S48] · No change 1 [S49]\n"));
   EXPECT_THAT(out, Not(HasSubstr("- **Baseline too small**")));
 }
 
@@ -463,13 +465,14 @@ TEST(RegressionSectionTest, AChangeThatWasNotSignificantKeepsItsLine) {
   for (RegressionCount& rc : model.regression_counts) {
     if (rc.kind == v1::RegressionVerdict::KIND_NO_CHANGE) rc.kind = v1::RegressionVerdict::KIND_NOT_SIGNIFICANT;
   }
-  std::string out;
-  RenderRegressionSection(model, Lang::kEn, out);
+  Document out_doc;
+  RenderRegressionSection(model, Lang::kEn, out_doc);
+  std::string out = WriteMarkdown(out_doc);
   EXPECT_THAT(out, HasSubstr("**Other checks**: Baseline too small 1 [S48] · Not significant 1 [S49]\n\n"
                              "- **Not significant** — `gpu-b.local (l4)` · `chat-7b` · `gpu` · warm — output tokens/s "
                              "median `50.5` vs `51.0` (`-0.980%`, threshold `10%`) — Mann-Whitney U, two-sided, exact: "
                              "`p = 0.4 ≥ 0.05` — runs: 3 [S43] vs 3 [S44] in the baseline (`b0000001`, `b0000002`, "
-                             "`b0000003`)\n\n"));
+                             "`b0000003`)\n"));
   EXPECT_THAT(out, Not(HasSubstr("- **Baseline too small**")));
 }
 

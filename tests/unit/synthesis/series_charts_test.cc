@@ -233,9 +233,10 @@ std::string OutsideCodeAndRefs(const std::string& md) {
 TEST(RenderConditionsSectionTest, English) {
   Analysis a;
   GuideModel model = ModelOf(SeriesRecords(), &a);
-  std::string md;
-  RenderConditionsSection(model, Lang::kEn, md);
-  EXPECT_EQ(md.rfind("## Appendix: machine conditions\n\nOne entry per series: ", 0), 0u) << md;
+  Document md_doc;
+  RenderConditionsSection(model, Lang::kEn, md_doc);
+  std::string md = WriteMarkdown(md_doc);
+  EXPECT_EQ(md.rfind("<!-- collapsed -->\n## Appendix: machine conditions\n\nOne entry per series: ", 0), 0u) << md;
   EXPECT_THAT(md, HasSubstr("### `gpu-box` — `chat-7b (llama-server)`\n\n"
                             "- Machine: `gpu-box`, class `a100`\n"
                             "- Operating system: `Debian GNU/Linux 12`, kernel `6.1.0-18-amd64`, architecture `x86_64`\n"
@@ -265,7 +266,7 @@ TEST(RenderConditionsSectionTest, English) {
                             "- Settings shared by every run: `machine=m2-pro`, `n_gpu_layers=99`\n"
                             "- Matrix combinations: —\n"
                             "- First and last start (UTC): —\n"
-                            "- Runs: 2 [S3]; OK runs: 2 [S4]\n\n"))
+                            "- Runs: 2 [S3]; OK runs: 2 [S4]\n"))
       << md;
   EXPECT_THAT(md, Not(HasSubstr("fingerprint: ``")));
   EXPECT_THAT(OutsideCodeAndRefs(md), Not(::testing::ContainsRegex("[0-9]"))) << OutsideCodeAndRefs(md);
@@ -275,9 +276,10 @@ TEST(RenderConditionsSectionTest, French) {
   Analysis a;
   GuideModel model = ModelOf(SeriesRecords(), &a);
   model.series[0].conditions->set_memory_bytes((31ull << 30) + (1ull << 29));  // 31.5 GiB
-  std::string md;
-  RenderConditionsSection(model, Lang::kFr, md);
-  EXPECT_EQ(md.rfind("## Annexe : conditions des machines\n\nUne entrée par série : ", 0), 0u) << md;
+  Document md_doc;
+  RenderConditionsSection(model, Lang::kFr, md_doc);
+  std::string md = WriteMarkdown(md_doc);
+  EXPECT_EQ(md.rfind("<!-- collapsed -->\n## Annexe : conditions des machines\n\nUne entrée par série : ", 0), 0u) << md;
   EXPECT_THAT(md, HasSubstr("- Machine : `gpu-box`, classe `a100`\n"
                             "- Système d'exploitation : `Debian GNU/Linux 12`, noyau `6.1.0-18-amd64`, architecture "
                             "`x86_64`\n"
@@ -298,9 +300,10 @@ TEST(RenderConditionsSectionTest, French) {
 }
 
 TEST(RenderConditionsSectionTest, NoSeries) {
-  std::string md;
-  RenderConditionsSection(GuideModel{}, Lang::kEn, md);
-  EXPECT_THAT(md, HasSubstr("\n\nNo series.\n\n"));
+  Document md_doc;
+  RenderConditionsSection(GuideModel{}, Lang::kEn, md_doc);
+  std::string md = WriteMarkdown(md_doc);
+  EXPECT_THAT(md, HasSubstr("\n\nNo series.\n"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -622,7 +625,7 @@ TEST(MemoryTableTest, OneLinePerKindWithItsOwnWording) {
   ASSERT_EQ(cpu.key.machine, "cpu-box");
   ASSERT_EQ(gpu.memory.size(), 3u);
   ASSERT_EQ(cpu.memory.size(), 2u);
-  std::string en = RenderMarkdown(a, Lang::kEn);
+  std::string en = WriteMarkdown(RenderDocument(a, Lang::kEn));
   EXPECT_THAT(en, HasSubstr("**Memory** (peak per kind and scope over the accepted runs; each kind is its own "
                             "measure)\n\n"
                             "- `cpu-box / llama-server / cpu / n_predict=128 / warm`\n"
@@ -643,7 +646,7 @@ TEST(MemoryTableTest, OneLinePerKindWithItsOwnWording) {
                             gpu.memory[2].human.source_id + "] GiB — `llama-server log line 42`\n\n"))
       << en;
   EXPECT_EQ(SourceOf(a, gpu.memory[0].bytes).operation, "max");
-  std::string fr = RenderMarkdown(a, Lang::kFr);
+  std::string fr = WriteMarkdown(RenderDocument(a, Lang::kFr));
   EXPECT_THAT(fr, HasSubstr("**Mémoire** (pic par nature"));
   EXPECT_THAT(fr, HasSubstr("  - pic de RSS du processus (mémoire hôte), `llama-server` : 5,00 [" +
                             cpu.memory[0].human.source_id + "] Gio — `getrusage`\n"));

@@ -100,13 +100,13 @@ TEST(ServingFiguresTest, TheSteadyStateIsListedWithTheWholeRunsFigures) {
   ASSERT_TRUE(whole.median.has_value());
 
   // Each median is followed by its spread (five runs: spread_text.h).
-  const std::string en = RenderMarkdown(a, Lang::kEn);
+  const std::string en = WriteMarkdown(RenderDocument(a, Lang::kEn));
   EXPECT_THAT(en, HasSubstr("  - `mean latency (s)`: median 1.21 [" + whole.median->source_id + "] (`95%` CI "));
   EXPECT_THAT(en, HasSubstr("  - `steady-state mean latency (ms)`: median 999 [" + steady.median_ms->source_id +
                             "] (`95%` CI "));
   EXPECT_THAT(en, HasSubstr("  - `MSER-5 warm-up requests`: median 20.0 [" + warm_up.median->source_id +
                             "] (`95%` CI "));
-  const std::string fr = RenderMarkdown(a, Lang::kFr);
+  const std::string fr = WriteMarkdown(RenderDocument(a, Lang::kFr));
   EXPECT_THAT(fr, HasSubstr("  - `latence moyenne en régime établi (ms)` : médiane 999 [" +
                             steady.median_ms->source_id + "] (IC à `95 %` "));
   EXPECT_THAT(fr, HasSubstr("  - `requêtes d'échauffement (MSER-5)` : médiane 20,0 [" + warm_up.median->source_id +
@@ -130,15 +130,17 @@ TEST(ServingFiguresTest, EnergyPerTokenAndPerImageInTheDecisionTable) {
   ASSERT_TRUE(per_image.median.has_value());
   EXPECT_EQ(per_image.median->value, 150);
 
-  std::string en;
-  RenderDecisionSection(analysis, model, Lang::kEn, en);
+  Document en_doc;
+  RenderDecisionSection(analysis, model, Lang::kEn, en_doc);
+  std::string en = WriteMarkdown(en_doc);
   EXPECT_THAT(en, HasSubstr(" | Energy |\n"));
   EXPECT_THAT(en, HasSubstr(" | median 150 [" + per_image.median->source_id + "] J/image |\n"));
   EXPECT_THAT(en, HasSubstr(" | median 0.500 ["));
   EXPECT_THAT(en, HasSubstr("] J/token |\n"));
   EXPECT_THAT(en, ::testing::Not(HasSubstr("Energy: not measured")));
-  std::string fr;
-  RenderDecisionSection(analysis, model, Lang::kFr, fr);
+  Document fr_doc;
+  RenderDecisionSection(analysis, model, Lang::kFr, fr_doc);
+  std::string fr = WriteMarkdown(fr_doc);
   EXPECT_THAT(fr, HasSubstr(" | Énergie |\n"));
   EXPECT_THAT(fr, HasSubstr(" | médiane 150 [" + per_image.median->source_id + "] J/image |\n"));
   EXPECT_THAT(fr, HasSubstr("] J/jeton |\n"));
