@@ -27,6 +27,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/config/allow_list.h"
+#include "agent/http/http_client.h"
+#include "agent/probes/command_runner.h"
+#include "agent/process/child_process.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/env.h"
 #include "common/figures.h"
@@ -38,6 +41,18 @@ namespace benchfleet::agent {
 // when the spec has no matrix.
 using Combination = std::map<std::string, std::string>;
 
+// What the agent lends every backend to measure with (Envoy's Api in spirit): one of each for the
+// whole agent, built from its Env by AgentServices (agent/backends/services.h) in `run` and
+// `serve`, pointed at fakes by tests. A backend takes these and builds none of its own; they
+// outlive it.
+struct BackendServices {
+  // Child processes (servers, commands). The POSIX launcher waits on the kernel, so its waits
+  // are on the system clock whatever the Env's clock is.
+  ProcessLauncher* launcher = nullptr;
+  HttpClient* http = nullptr;      // thread-safe
+  CommandRunner* tools = nullptr;  // programs on the agent's PATH (docker stats, kill)
+};
+
 // Who wrote the spec a backend is built from.
 enum class SpecAuthor {
   kOperator,     // `benchfleet-agent run SPEC.yaml`: the operator of this machine
@@ -45,10 +60,12 @@ enum class SpecAuthor {
 };
 
 // What every backend gets from the agent: the injected Env (clock, files), the allow-list it
-// must check every executable, model path and URL against, and where to put its logs.
+// must check every executable, model path and URL against, the services it measures with, and
+// where to put its logs.
 struct BackendContext {
   Env* env = nullptr;
   const AllowList* allow = nullptr;
+  BackendServices services;
   // A file the spec names that the backend reads and sends on (a prompts list, a ComfyUI graph)
   // must lie in allow.workflow_dirs (AllowList::CheckInputFile) when a coordinator wrote the
   // spec, so no coordinator has an arbitrary readable file sent out; each backend says in its

@@ -16,6 +16,7 @@
 #include "agent/commands/agent_context.h"
 #include "agent/commands/commands.h"
 #include "agent/commands/stop_signals.h"
+#include "agent/backends/services.h"
 #include "agent/config/allow_list.h"
 #include "agent/outbox/outbox.h"
 #include "agent/runner/series_runner.h"
@@ -75,9 +76,11 @@ int RunRunCommand(const RunFlags& flags) {
   if (auto s = env->CreateDirs(flags.out); !s.ok()) {
     return Fail(absl::Status(s.code(), absl::StrCat("--out ", flags.out, ": ", s.message())), kExitBadInput);
   }
+  const AgentServices services(env);
   BackendContext context;
   context.env = env;
   context.allow = &allow;
+  context.services = services.services();
   context.work_dir = flags.out;
   context.labels = config->labels;
   context.log = [](std::string_view line) { PrintProgress(line); };

@@ -16,6 +16,7 @@
 #include "agent/commands/commands.h"
 #include "agent/commands/stop_signals.h"
 #include "agent/backends/backend.h"
+#include "agent/backends/services.h"
 #include "agent/config/allow_list.h"
 #include "agent/metrics/prometheus_agent_metrics.h"
 #include "agent/outbox/outbox.h"
@@ -198,9 +199,11 @@ int RunServeCommand(const ServeFlags& flags) {
   // executor reaches the uplink through this pointer, set before either starts.
   const AllowList allow(*config);
   Uplink* uplink_for_tasks = nullptr;
+  const AgentServices services(env);
   TaskExecutorOptions task_options;
   task_options.env = env;
   task_options.allow = &allow;
+  task_options.services = services.services();
   task_options.agent_id = setup->agent_id;
   task_options.conditions = setup->conditions;
   task_options.tasks_dir = JoinPath(setup->state_dir, "tasks");

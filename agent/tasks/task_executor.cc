@@ -446,6 +446,7 @@ v1::TaskUpdate TaskExecutor::RunTask(Task* task) {
   context.env = &tap;
   context.allow = options_.allow;
   context.spec_author = SpecAuthor::kCoordinator;
+  context.services = options_.services;
   context.work_dir = out_dir;
   context.labels = {options_.conditions.labels().begin(), options_.conditions.labels().end()};
   context.log = [this, &id](std::string_view line) { Log(absl::StrCat("task ", id, ": ", ToAbsl(line))); };

@@ -64,6 +64,8 @@ struct TaskExecutorOptions {
   Env* env = nullptr;
   // The agent's allow-list, from its agent.yaml. Required.
   const AllowList* allow = nullptr;
+  // What the backends measure with (agent/backends/services.h); must outlive the executor.
+  BackendServices services;
   std::string agent_id;  // required
   // This machine's conditions, captured once by the caller.
   v1::MachineConditions conditions;

@@ -65,8 +65,7 @@ struct Shared {
   ComfyUiConfig config;
   BackendContext context;
   ComfyUiDependencies deps;
-  std::unique_ptr<HttpClient> own_http;
-  HttpClient* http = nullptr;
+  HttpClient* http = nullptr;  // the agent's (BackendContext::services)
   comfyui::OutputHistory outputs;  // over the whole series: references of validation included
   uint64_t runs_made = 0;          // for distinct_runs' fresh seeds
   // Set when ComfyUI rejected the workflow (400): every later Open fails with it.
@@ -574,16 +573,14 @@ absl::StatusOr<std::unique_ptr<Backend>> NewComfyUiBackendWith(const YAML::Node&
   }
   absl::StatusOr<ComfyUiConfig> config = comfyui::ParseComfyUiSection(section, *context.allow, context.env, context.spec_author);
   if (!config.ok()) return config.status();
+  if (context.services.http == nullptr) {
+    return absl::FailedPreconditionError("the comfyui backend needs the agent's HTTP client (BackendContext::services)");
+  }
   auto shared = std::make_shared<Shared>();
   shared->config = std::move(*config);
   shared->context = context;
   shared->deps = std::move(dependencies);
-  if (shared->deps.http == nullptr) {
-    shared->own_http = NewCurlHttpClient();
-    shared->http = shared->own_http.get();
-  } else {
-    shared->http = shared->deps.http;
-  }
+  shared->http = context.services.http;
   if (!context.work_dir.empty()) {
     // The workflow as run, verbatim, beside the records.
     if (absl::Status s = context.env->CreateDirs(context.work_dir); !s.ok()) return s;

@@ -33,9 +33,9 @@ struct ComfyUiProgress {
   int64_t max = 0;
 };
 
-// What the backend uses to reach the world, for tests; a null member takes the real one.
+// Settings for tests (the HTTP client is BackendContext::services); an unset member takes the
+// default.
 struct ComfyUiDependencies {
-  HttpClient* http = nullptr;  // default: NewCurlHttpClient()
   // Default: ConnectWebSocket.
   std::function<absl::StatusOr<std::unique_ptr<WebSocketConnection>>(const std::string& url, absl::Duration timeout)>
       connect_websocket;

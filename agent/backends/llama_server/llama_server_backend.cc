@@ -279,11 +279,10 @@ class LlamaServerSession : public BackendSession {
 class LlamaServerBackend : public Backend {
  public:
   LlamaServerBackend(LlamaServerConfig config, BackendContext context, LlamaServerDependencies deps,
-                     std::unique_ptr<ProcessLauncher> own_launcher, std::shared_ptr<HttpClient> http)
+                     std::shared_ptr<HttpClient> http)
       : config_(std::make_shared<const LlamaServerConfig>(std::move(config))),
         context_(std::move(context)),
         deps_(std::move(deps)),
-        own_launcher_(std::move(own_launcher)),
         http_(std::move(http)) {}
 
   // Returns the combination's mode (the first of the section when it names none) and n_predict
@@ -357,7 +356,7 @@ class LlamaServerBackend : public Backend {
  private:
   using Parts = LlamaServerSession::Parts;
 
-  ProcessLauncher* launcher() { return deps_.launcher != nullptr ? deps_.launcher : own_launcher_.get(); }
+  ProcessLauncher* launcher() { return context_.services.launcher; }
   HttpClient* http() { return http_.get(); }
 
   void Log(std::string_view line) const {
@@ -513,7 +512,6 @@ class LlamaServerBackend : public Backend {
   const std::shared_ptr<const LlamaServerConfig> config_;
   const BackendContext context_;
   const LlamaServerDependencies deps_;
-  std::unique_ptr<ProcessLauncher> own_launcher_;
   const std::shared_ptr<HttpClient> http_;
 };
 
@@ -544,14 +542,14 @@ absl::StatusOr<std::unique_ptr<Backend>> NewLlamaServerBackendWith(const YAML::N
   }
   absl::StatusOr<LlamaServerConfig> config = llama_server::ParseLlamaServerSection(section, *context.allow);
   if (!config.ok()) return config.status();
-  std::unique_ptr<ProcessLauncher> own_launcher;
-  if (dependencies.launcher == nullptr) own_launcher = NewPosixProcessLauncher(&SystemClock(), context.env);
-  // A client the test owns is borrowed (no-op deleter); the real one is owned.
-  std::shared_ptr<HttpClient> http = dependencies.http != nullptr
-                                         ? std::shared_ptr<HttpClient>(dependencies.http, [](HttpClient*) {})
-                                         : std::shared_ptr<HttpClient>(NewCurlHttpClient());
-  return std::unique_ptr<Backend>(new LlamaServerBackend(std::move(*config), context, std::move(dependencies),
-                                                         std::move(own_launcher), std::move(http)));
+  if (context.services.launcher == nullptr || context.services.http == nullptr) {
+    return absl::FailedPreconditionError(
+        "the llama-server backend needs the agent's process launcher and HTTP client (BackendContext::services)");
+  }
+  // The agent's client, borrowed (no-op deleter): it outlives the backend and its sessions.
+  std::shared_ptr<HttpClient> http(context.services.http, [](HttpClient*) {});
+  return std::unique_ptr<Backend>(
+      new LlamaServerBackend(std::move(*config), context, std::move(dependencies), std::move(http)));
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> NewLlamaServerBackend(const YAML::Node& section,

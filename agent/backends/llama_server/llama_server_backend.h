@@ -26,10 +26,9 @@ namespace benchfleet::agent {
 absl::StatusOr<std::unique_ptr<Backend>> NewLlamaServerBackend(const YAML::Node& section,
                                                                const BackendContext& context);
 
-// What the backend uses to reach the world, for tests; a null member takes the real one.
+// Settings for tests (the launcher and the HTTP client are BackendContext::services); an unset
+// member takes the default.
 struct LlamaServerDependencies {
-  ProcessLauncher* launcher = nullptr;  // default: NewPosixProcessLauncher(&SystemClock(), env)
-  HttpClient* http = nullptr;           // default: NewCurlHttpClient()
   // Returns the loopback port to start a server on; default: one the kernel just gave out.
   std::function<absl::StatusOr<int>()> pick_port;
   // Time between two /health polls while the server loads (on the Env's clock).

@@ -444,21 +444,18 @@ class OpenAiBackend : public Backend {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Backend>> NewOpenAiBackendWith(const YAML::Node& section, const BackendContext& context,
-                                                              OpenAiDependencies dependencies) {
+absl::StatusOr<std::unique_ptr<Backend>> NewOpenAiBackend(const YAML::Node& section, const BackendContext& context) {
   if (context.env == nullptr || context.allow == nullptr) {
     return absl::InvalidArgumentError("the openai backend needs an Env and an allow-list");
   }
   absl::StatusOr<OpenAiConfig> config = openai::ParseOpenAiSection(section, *context.allow, context.env);
   if (!config.ok()) return config.status();
-  std::shared_ptr<HttpClient> http = dependencies.http != nullptr
-                                         ? std::shared_ptr<HttpClient>(dependencies.http, [](HttpClient*) {})
-                                         : std::shared_ptr<HttpClient>(NewCurlHttpClient());
+  if (context.services.http == nullptr) {
+    return absl::FailedPreconditionError("the openai backend needs the agent's HTTP client (BackendContext::services)");
+  }
+  // The agent's client, borrowed (no-op deleter): it outlives the backend and its sessions.
+  std::shared_ptr<HttpClient> http(context.services.http, [](HttpClient*) {});
   return std::unique_ptr<Backend>(new OpenAiBackend(std::move(*config), context, std::move(http)));
-}
-
-absl::StatusOr<std::unique_ptr<Backend>> NewOpenAiBackend(const YAML::Node& section, const BackendContext& context) {
-  return NewOpenAiBackendWith(section, context, OpenAiDependencies{});
 }
 
 }  // namespace benchfleet::agent

@@ -23,15 +23,6 @@ namespace benchfleet::agent {
 // Sends nothing.
 absl::StatusOr<std::unique_ptr<Backend>> NewOpenAiBackend(const YAML::Node& section, const BackendContext& context);
 
-// What the backend uses to reach the world, for tests; a null member takes the real one.
-struct OpenAiDependencies {
-  HttpClient* http = nullptr;  // default: NewCurlHttpClient(); must be thread-safe
-};
-
-// As NewOpenAiBackend, with the given dependencies (which must outlive the backend).
-absl::StatusOr<std::unique_ptr<Backend>> NewOpenAiBackendWith(const YAML::Node& section, const BackendContext& context,
-                                                              OpenAiDependencies dependencies);
-
 }  // namespace benchfleet::agent
 
 #endif  // BENCHFLEET_AGENT_BACKENDS_OPENAI_OPENAI_BACKEND_H_

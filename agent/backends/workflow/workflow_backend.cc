@@ -51,10 +51,8 @@ std::string PhaseName(v1::Phase phase) {
 struct Shared {
   WorkflowConfig config;
   BackendContext context;
-  ProcessLauncher* launcher = nullptr;
-  std::unique_ptr<ProcessLauncher> own_launcher;
-  CommandRunner* tools = nullptr;  // docker stats, docker kill
-  std::unique_ptr<CommandRunner> own_tools;
+  ProcessLauncher* launcher = nullptr;  // the agent's (BackendContext::services)
+  CommandRunner* tools = nullptr;       // docker stats, docker kill: the agent's
   std::function<absl::StatusOr<std::unique_ptr<MemoryCgroups>>()> find_cgroups;
   // Found at the first run that wants one; cgroups_error says why there are none.
   bool cgroups_looked = false;
@@ -512,21 +510,15 @@ absl::StatusOr<std::unique_ptr<Backend>> NewWorkflowBackendWith(const YAML::Node
   }
   absl::StatusOr<WorkflowConfig> config = workflow::ParseWorkflowSection(section, *context.allow, context.labels);
   if (!config.ok()) return config.status();
+  if (context.services.launcher == nullptr || context.services.tools == nullptr) {
+    return absl::FailedPreconditionError(
+        "the workflow backend needs the agent's process launcher and command runner (BackendContext::services)");
+  }
   auto shared = std::make_shared<Shared>();
   shared->config = std::move(*config);
   shared->context = context;
-  if (dependencies.tools == nullptr) {
-    shared->own_tools = NewPosixCommandRunner();
-    shared->tools = shared->own_tools.get();
-  } else {
-    shared->tools = dependencies.tools;
-  }
-  if (dependencies.launcher == nullptr) {
-    shared->own_launcher = NewPosixProcessLauncher(&SystemClock(), context.env);
-    shared->launcher = shared->own_launcher.get();
-  } else {
-    shared->launcher = dependencies.launcher;
-  }
+  shared->tools = context.services.tools;
+  shared->launcher = context.services.launcher;
   shared->find_cgroups = dependencies.cgroups ? std::move(dependencies.cgroups)
                                               : []() -> absl::StatusOr<std::unique_ptr<MemoryCgroups>> {
     absl::StatusOr<CgroupMemoryHierarchy> h = DetectMemoryHierarchy();

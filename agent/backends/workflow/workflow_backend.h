@@ -25,12 +25,11 @@ namespace benchfleet::agent {
 // and errors). Starts nothing.
 absl::StatusOr<std::unique_ptr<Backend>> NewWorkflowBackend(const YAML::Node& section, const BackendContext& context);
 
-// What the backend uses to reach the world, for tests; a null member takes the real one.
+// Settings for tests (the launcher and the command runner are BackendContext::services); an
+// unset member takes the default.
 struct WorkflowDependencies {
-  ProcessLauncher* launcher = nullptr;  // default: NewPosixProcessLauncher(&SystemClock(), env)
   // Default: the host's memory hierarchy (DetectMemoryHierarchy), found at the first run.
   std::function<absl::StatusOr<std::unique_ptr<MemoryCgroups>>()> cgroups;
-  CommandRunner* tools = nullptr;  // docker stats and kill; default: NewPosixCommandRunner() (the agent's PATH)
 };
 
 absl::StatusOr<std::unique_ptr<Backend>> NewWorkflowBackendWith(const YAML::Node& section,

@@ -229,7 +229,7 @@ class ComfyUiBackendTest : public ::testing::Test {
     context.allow = allow_.get();
     context.work_dir = dir_.path() + "/series";
     ComfyUiDependencies deps;
-    deps.http = &server_;
+    context.services.http = &server_;
     deps.new_client_id = [this] { return absl::StrCat("client", ++clients_); };
     deps.connect_websocket = [this, websocket](const std::string& url, absl::Duration)
         -> absl::StatusOr<std::unique_ptr<WebSocketConnection>> {

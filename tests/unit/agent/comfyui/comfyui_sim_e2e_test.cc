@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "agent/backends/services.h"
 #include "agent/backends/comfyui/comfyui_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -57,6 +58,7 @@ class ComfyUiSimE2eTest : public ::testing::Test {
         "cache_hit_threshold: 1us\n"));
     BackendContext context;
     context.env = Env::Default();
+    context.services = services_.services();
     context.allow = allow_.get();
     context.work_dir = dir_.path() + "/series";
     ComfyUiDependencies deps;
@@ -92,6 +94,7 @@ class ComfyUiSimE2eTest : public ::testing::Test {
   std::string url_;
   std::unique_ptr<AllowList> allow_;
   std::vector<std::string> progress_;
+  AgentServices services_{Env::Default()};
 };
 
 TEST_F(ComfyUiSimE2eTest, ValidationColdAndWarmAgainstTheSimulator) {

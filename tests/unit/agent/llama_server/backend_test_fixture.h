@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "agent/backends/services.h"
 #include "agent/backends/llama_server/llama_server_backend.h"
 #include "tests/unit/agent/llama_server/replay_server.h"
 #include "tests/support/clock_env.h"
@@ -56,6 +57,7 @@ class LlamaServerBackendTest : public ::testing::Test {
     allow.urls = {server_.base_url()};
     allow_ = std::make_unique<AllowList>(allow, "/etc/benchfleet/agent.yaml");
     context_.env = &env_;
+    context_.services = services_.services();
     context_.allow = allow_.get();
     context_.work_dir = work_dir_;
     context_.log = [this](std::string_view line) { logs_.emplace_back(line); };
@@ -135,6 +137,7 @@ class LlamaServerBackendTest : public ::testing::Test {
   ClockEnv env_{&clock_};
   ReplayServer server_;
   std::unique_ptr<AllowList> allow_;
+  AgentServices services_{&env_};
   BackendContext context_;
   std::vector<std::string> logs_;
 };

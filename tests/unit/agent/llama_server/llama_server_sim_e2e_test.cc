@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "agent/backends/services.h"
 #include "agent/backends/llama_server/llama_server_backend.h"
 #include "tests/unit/agent/temp_dir.h"
 
@@ -46,6 +47,7 @@ class LlamaServerSimTest : public ::testing::Test {
     allow.model_dirs = {dir_.path() + "/models"};
     allow_ = std::make_unique<AllowList>(allow, "agent.yaml");
     context_.env = Env::Default();
+    context_.services = services_.services();
     context_.allow = allow_.get();
     context_.work_dir = dir_.path() + "/work";
   }
@@ -74,6 +76,7 @@ class LlamaServerSimTest : public ::testing::Test {
   testing::ScopedTempDir dir_;
   const std::string model_ = dir_.path() + "/models/tiny.gguf";
   std::unique_ptr<AllowList> allow_;
+  AgentServices services_{Env::Default()};
   BackendContext context_;
 };
 

@@ -94,8 +94,9 @@ class OpenAiBackendTest : public ::testing::Test {
   absl::StatusOr<std::unique_ptr<Backend>> Make(const YAML::Node& section) {
     BackendContext context;
     context.env = &env_;
+    context.services.http = &http_;
     context.allow = allow_.get();
-    return NewOpenAiBackendWith(section, context, OpenAiDependencies{&http_});
+    return NewOpenAiBackend(section, context);
   }
 
   static std::map<std::string, double> Metrics(const v1::RunRecord& r) {

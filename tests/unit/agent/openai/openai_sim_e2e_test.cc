@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "agent/backends/services.h"
 #include "agent/backends/openai/openai_backend.h"
 #include "common/env.h"
 #include "gtest/gtest.h"
@@ -55,6 +56,7 @@ class OpenAiSimE2eTest : public ::testing::Test {
   absl::StatusOr<std::unique_ptr<Backend>> Make(const std::string& extra, int port = 0) {
     BackendContext context;
     context.env = Env::Default();
+    context.services = services_.services();
     context.allow = allow_.get();
     return NewOpenAiBackend(YAML::Load("url: http://127.0.0.1:" + std::to_string(port ? port : port_) +
                                        "/v1\nmodel: m\nprompts: " + prompts_ + "\nmax_tokens: 6\n" + extra),
@@ -65,6 +67,7 @@ class OpenAiSimE2eTest : public ::testing::Test {
   int port_ = 0;
   std::unique_ptr<benchfleet::testing::Subprocess> sim_;
   std::unique_ptr<AllowList> allow_;
+  AgentServices services_{Env::Default()};
   std::string prompts_;
 };
 

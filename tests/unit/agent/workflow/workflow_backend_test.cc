@@ -1,6 +1,7 @@
 // The workflow backend against the real workflow-standin (tests/sim/workflow_standin) through
 // the real process launcher: results, peak memory by rusage and by cgroup (where this machine
 // allows), the deadline killing the whole tree, failures with their output tails.
+#include "agent/backends/services.h"
 #include "agent/backends/workflow/workflow_backend.h"
 
 #include <dirent.h>
@@ -98,6 +99,7 @@ class WorkflowBackendTest : public ::testing::Test {
         {}};
     allow_ = std::make_unique<AllowList>(allow, "agent.yaml");
     context_.env = Env::Default();
+    context_.services = services_.services();
     context_.allow = allow_.get();
     context_.work_dir = dir_.path() + "/work";
   }
@@ -129,6 +131,7 @@ class WorkflowBackendTest : public ::testing::Test {
   testing::ScopedTempDir dir_;
   std::string prompts_;
   std::unique_ptr<AllowList> allow_;
+  AgentServices services_{Env::Default()};
   BackendContext context_;
   bool simulated_ = false;
   std::map<std::string, std::string> conditions_;  // the last RunOnce session's
@@ -197,7 +200,7 @@ TEST_F(WorkflowBackendTest, CgroupPeakWhereThisMachineAllows) {
 
 TEST_F(WorkflowBackendTest, WithoutACgroupAutoFallsBackToRusageAndCgroupFails) {
   auto no_cgroups = [] {
-    return WorkflowDependencies{nullptr, []() -> absl::StatusOr<std::unique_ptr<MemoryCgroups>> {
+    return WorkflowDependencies{[]() -> absl::StatusOr<std::unique_ptr<MemoryCgroups>> {
                                   return absl::NotFoundError("no cgroup memory hierarchy is mounted");
                                 }};
   };
