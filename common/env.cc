@@ -2,13 +2,16 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/errno_status.h"
 
@@ -56,6 +59,15 @@ class PosixWritableFile : public WritableFile {
 
  private:
   std::string path_;
+  int fd_;
+};
+
+class PosixFileLock : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override { ::close(fd_); }  // closing releases the flock
+
+ private:
   int fd_;
 };
 
@@ -107,6 +119,31 @@ class PosixEnv : public Env {
     return SyncDir(DirName(path));
   }
 
+  absl::Status WriteFileWithMode(const std::string& path, std::string_view content, uint32_t mode,
+                                 bool exclusive) override {
+    std::string tmp = path + ".tmp-XXXXXX";
+    // mkostemp creates the file 0600: no wider than a secret's final mode at any moment.
+    const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus("create a temporary file for", path, errno);
+    PosixWritableFile file(tmp, fd);
+    absl::Status s = ::fchmod(fd, static_cast<mode_t>(mode)) == 0 ? absl::OkStatus() : ErrnoStatus("fchmod", tmp, errno);
+    if (s.ok()) s = file.Append(content);
+    if (s.ok()) s = file.Sync();
+    if (s.ok()) s = file.Close();
+    if (s.ok()) {
+      // link(2) fails when path exists, atomically: of two exclusive writers one wins.
+      if (exclusive) {
+        if (::link(tmp.c_str(), path.c_str()) != 0) s = ErrnoStatus("link", path, errno);
+      } else {
+        s = RenameFile(tmp, path);
+      }
+    }
+    file.Close().IgnoreError();
+    if (exclusive || !s.ok()) ::unlink(tmp.c_str());
+    if (!s.ok()) return s;
+    return SyncDir(DirName(path));
+  }
+
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) override {
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) return ErrnoStatus("opendir", dir, errno);
@@ -128,6 +165,35 @@ class PosixEnv : public Env {
     }
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus("mkdir", dir, errno);
     return absl::OkStatus();
+  }
+
+  absl::Status CreateDirWithMode(const std::string& dir, uint32_t mode) override {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) return absl::OkStatus();
+      return absl::FailedPreconditionError(absl::StrCat(dir, " exists and is not a directory"));
+    }
+    if (absl::Status s = CreateDirs(DirName(dir)); !s.ok()) return s;
+    if (::mkdir(dir.c_str(), static_cast<mode_t>(mode)) != 0 && errno != EEXIST) return ErrnoStatus("mkdir", dir, errno);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus("open", path, errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      char holder[32] = {};
+      const ssize_t n = ::pread(fd, holder, sizeof(holder) - 1, 0);
+      ::close(fd);
+      if (err != EWOULDBLOCK) return ErrnoStatus("flock", path, err);
+      const std::string pid = n > 0 ? std::string(absl::StripAsciiWhitespace(holder)) : "?";
+      return absl::FailedPreconditionError(absl::StrCat(path, " is held by pid ", pid));
+    }
+    // Who holds it, for the message above; informative only.
+    const std::string pid = absl::StrCat(::getpid(), "\n");
+    if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, pid.data(), pid.size(), 0);
+    return std::unique_ptr<FileLock>(new PosixFileLock(fd));
   }
 
   absl::Status RemoveFile(const std::string& path) override {

@@ -33,6 +33,13 @@ class WritableFile {
   }
 };
 
+// An exclusive lock on a file (flock(2)), held until destroyed; the kernel releases it when the
+// process ends, however it ends.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -53,11 +60,27 @@ class Env {
   // (a full disk) leaves the old content and removes the temporary file.
   virtual absl::Status WriteFileAtomically(const std::string& path, std::string_view content) = 0;
 
+  // Writes path durably with the permission bits `mode`, never wider at any moment: the content
+  // goes to a temporary file created 0600 beside it, which is given `mode`, synced and moved into
+  // place, then the directory is synced. For secrets (keys: 0600) and what sits beside them.
+  // With `exclusive`, ALREADY_EXISTS (and nothing changed) when path exists, so of two writers
+  // at once exactly one succeeds; otherwise path is replaced as WriteFileAtomically does.
+  virtual absl::Status WriteFileWithMode(const std::string& path, std::string_view content, uint32_t mode,
+                                         bool exclusive) = 0;
+
   // Returns the names (not paths) of the entries of dir, sorted.
   virtual absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) = 0;
 
   // Creates dir and its missing parents. OK when it exists.
   virtual absl::Status CreateDirs(const std::string& dir) = 0;
+
+  // As CreateDirs, dir itself with the permission bits `mode` (less the umask), e.g. 0700 for a
+  // folder of secrets; a dir that exists keeps its mode.
+  virtual absl::Status CreateDirWithMode(const std::string& dir, uint32_t mode) = 0;
+
+  // Takes an exclusive lock on path (created 0644 when missing) and writes this process's id in
+  // it. FAILED_PRECONDITION "held by pid N" when another holder (this process included) has it.
+  virtual absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) = 0;
 
   virtual absl::Status RemoveFile(const std::string& path) = 0;
   virtual absl::Status RenameFile(const std::string& from, const std::string& to) = 0;
@@ -84,10 +107,20 @@ class EnvWrapper : public Env {
   absl::Status WriteFileAtomically(const std::string& path, std::string_view content) override {
     return target_->WriteFileAtomically(path, content);
   }
+  absl::Status WriteFileWithMode(const std::string& path, std::string_view content, uint32_t mode,
+                                 bool exclusive) override {
+    return target_->WriteFileWithMode(path, content, mode, exclusive);
+  }
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) override {
     return target_->ListDir(dir);
   }
   absl::Status CreateDirs(const std::string& dir) override { return target_->CreateDirs(dir); }
+  absl::Status CreateDirWithMode(const std::string& dir, uint32_t mode) override {
+    return target_->CreateDirWithMode(dir, mode);
+  }
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return target_->LockFile(path);
+  }
   absl::Status RemoveFile(const std::string& path) override { return target_->RemoveFile(path); }
   absl::Status RenameFile(const std::string& from, const std::string& to) override {
     return target_->RenameFile(from, to);

@@ -53,7 +53,7 @@ absl::StatusOr<ChannelSecurity> ResolveChannelSecurity(Env* env, const AgentConf
   if (ca_path.empty() && env->FileExists(JoinPath(tls_dir, kFleetCaFile))) ca_path = JoinPath(tls_dir, kFleetCaFile);
   // A renewal a crash cut short is completed first, so the key and certificate read match.
   if (env->FileExists(tls_dir)) {
-    if (absl::Status s = FinishStagedRenewal(tls_dir); !s.ok()) return s;
+    if (absl::Status s = FinishStagedRenewal(env, tls_dir); !s.ok()) return s;
   }
   if (!ca_path.empty()) {
     auto ca = ReadCredentialFile(ca_path, "the fleet CA certificate (--ca-cert / ca_cert:)");

@@ -94,8 +94,14 @@ void Outbox::Warn(std::string_view message) const {
 absl::Status Outbox::Recover() {
   const std::string context = absl::StrCat("outbox ", dir_);
   if (auto s = env_->CreateDirs(dir_); !s.ok()) return WithContext(s, context);
-  auto lock = DirLock::Acquire(dir_);
-  if (!lock.ok()) return lock.status();
+  // Two processes on one outbox would each recover the same segments and delete the other's.
+  auto lock = env_->LockFile(JoinPath(dir_, "LOCK"));
+  if (absl::IsFailedPrecondition(lock.status())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "outbox ", dir_, " is in use by another benchfleet-agent (", lock.status().message(),
+        "); one agent process per state directory: stop it or pass another --state-dir"));
+  }
+  if (!lock.ok()) return WithContext(lock.status(), context);
   lock_ = std::move(*lock);
   auto names = env_->ListDir(dir_);
   if (!names.ok()) return WithContext(names.status(), context);

@@ -29,7 +29,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "agent/outbox/dir_lock.h"
 #include "agent/outbox/record_queue.h"
 #include "benchfleet/v1/record.pb.h"
 #include "common/env.h"
@@ -141,7 +140,7 @@ class Outbox final : public RecordQueue {
   const std::string dir_;
   const OutboxOptions options_;
   OutboxRecovery recovery_;
-  std::unique_ptr<DirLock> lock_;
+  std::unique_ptr<FileLock> lock_;  // on DIR/LOCK, held while open
 
   // Lock order: write_mu_ before mu_. write_mu_ serializes appends (and their fsync) without
   // holding mu_, so acks and Pending() are not stalled behind a disk flush.

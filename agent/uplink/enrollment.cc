@@ -1,11 +1,5 @@
 #include "agent/uplink/enrollment.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-
 #include <chrono>
 #include <tuple>
 #include <vector>
@@ -16,8 +10,6 @@
 #include "common/grpc_status.h"
 #include "common/proto_time.h"
 #include "common/tls/certificates.h"
-#include "common/errno_status.h"
-#include "common/tls/fleet_ca.h"
 
 namespace benchfleet::agent {
 namespace {
@@ -39,13 +31,6 @@ absl::Status CheckIssued(const std::string& key_pem, const v1::EnrollResponse& r
   if (absl::Status s = tls::VerifyCertificate(response.certificate_pem(), ca_pem, absl::Now()); !s.ok()) {
     return absl::InternalError(absl::StrCat("the certificate does not verify against the fleet CA: ", s.message()));
   }
-  return absl::OkStatus();
-}
-
-bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
-
-absl::Status Rename(const std::string& from, const std::string& to) {
-  if (std::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus(absl::StrCat("renaming to ", to), from, errno);
   return absl::OkStatus();
 }
 
@@ -101,7 +86,8 @@ absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request) {
   }
   if (absl::Status s = CheckIssued(*key, response, request.ca_cert_pem); !s.ok()) return s;
 
-  ::mkdir(request.tls_dir.c_str(), 0700);
+  Env* env = request.env;
+  if (absl::Status s = env->CreateDirWithMode(request.tls_dir, 0700); !s.ok()) return s;
   const std::string key_path = request.tls_dir + kKeyFile;
   const std::string cert_path = request.tls_dir + kCertFile;
   // The key first: a certificate without its key would be useless, a key alone is re-enrolled.
@@ -110,7 +96,7 @@ absl::StatusOr<EnrollmentResult> Enroll(const EnrollmentRequest& request) {
       {request.tls_dir + "/ca.pem", request.ca_cert_pem, 0644},
       {cert_path, response.certificate_pem(), 0644}};
   for (const auto& [path, contents, mode] : files) {
-    if (absl::Status s = tls::WriteSecretFile(path, contents, mode); !s.ok()) return s;
+    if (absl::Status s = env->WriteFileWithMode(path, contents, mode, /*exclusive=*/false); !s.ok()) return s;
   }
   EnrollmentResult result;
   result.certificate_path = cert_path;
@@ -154,33 +140,39 @@ absl::StatusOr<EnrollmentResult> RenewCertificate(const RenewalRequest& request)
   }
 
   // Staged beside the current pair, key first, then put in place (FinishStagedRenewal).
-  if (absl::Status s = tls::WriteSecretFile(request.tls_dir + kNextKeyFile, *key, 0600); !s.ok()) return s;
-  if (absl::Status s = tls::WriteSecretFile(request.tls_dir + kNextCertFile, response.certificate_pem(), 0644);
+  Env* env = request.env;
+  if (absl::Status s = env->WriteFileWithMode(request.tls_dir + kNextKeyFile, *key, 0600, /*exclusive=*/false);
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = FinishStagedRenewal(request.tls_dir); !s.ok()) return s;
+  if (absl::Status s = env->WriteFileWithMode(request.tls_dir + kNextCertFile, response.certificate_pem(), 0644,
+                                              /*exclusive=*/false);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = FinishStagedRenewal(env, request.tls_dir); !s.ok()) return s;
   EnrollmentResult result;
   result.certificate_path = request.tls_dir + kCertFile;
   result.not_after = issued->not_after;
   return result;
 }
 
-absl::Status FinishStagedRenewal(const std::string& tls_dir) {
+absl::Status FinishStagedRenewal(Env* env, const std::string& tls_dir) {
   const std::string next_key = tls_dir + kNextKeyFile;
   const std::string next_cert = tls_dir + kNextCertFile;
-  const bool have_key = Exists(next_key);
-  const bool have_cert = Exists(next_cert);
+  const bool have_key = env->FileExists(next_key);
+  const bool have_cert = env->FileExists(next_cert);
   if (have_key && !have_cert) {
     // The certificate never came: the current pair is still the one in use.
-    if (::unlink(next_key.c_str()) != 0) return ErrnoStatus("removing", next_key, errno);
-    return absl::OkStatus();
+    if (absl::Status s = env->RemoveFile(next_key); !s.ok()) return s;
+    return env->SyncDir(tls_dir);
   }
   if (!have_cert) return absl::OkStatus();
   if (have_key) {
-    if (absl::Status s = Rename(next_key, tls_dir + kKeyFile); !s.ok()) return s;
+    if (absl::Status s = env->RenameFile(next_key, tls_dir + kKeyFile); !s.ok()) return s;
   }
-  return Rename(next_cert, tls_dir + kCertFile);
+  if (absl::Status s = env->RenameFile(next_cert, tls_dir + kCertFile); !s.ok()) return s;
+  return env->SyncDir(tls_dir);
 }
 
 bool RenewalDue(absl::Time not_after, absl::Time now, absl::Duration renew_before) {

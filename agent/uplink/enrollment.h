@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/env.h"
 #include "common/grpc_channel.h"
 
 namespace benchfleet::agent {
@@ -21,6 +22,7 @@ struct EnrollmentRequest {
   std::string token;        // bfe_...
   std::string tls_dir;      // where the files go (created 0700)
   absl::Duration timeout = absl::Seconds(30);
+  Env* env = Env::Default();  // the files
 };
 
 struct EnrollmentResult {
@@ -37,6 +39,7 @@ struct RenewalRequest {
   ChannelSecurity security;   // the fleet CA and the current certificate and key (mutual TLS)
   std::string tls_dir;        // where the new key and certificate go
   absl::Duration timeout = absl::Seconds(30);
+  Env* env = Env::Default();  // the files
 };
 
 // Gets a new certificate for a new key, presenting the current one, and puts both in place of
@@ -51,7 +54,7 @@ absl::StatusOr<EnrollmentResult> RenewCertificate(const RenewalRequest& request)
 // renames) -> both renamed over the current ones, key first; only the next certificate (a crash
 // between the renames) -> renamed; only the next key (a crash before the certificate came) ->
 // removed. Nothing staged: OK, nothing done. Called before the certificate is read.
-absl::Status FinishStagedRenewal(const std::string& tls_dir);
+absl::Status FinishStagedRenewal(Env* env, const std::string& tls_dir);
 
 // True when a certificate valid from not_before to not_after should be renewed at `now`: when
 // less than `renew_before` of it is left, or it is no longer valid.

@@ -1,10 +1,8 @@
 // The fleet CA on disk: what `benchfleet-coordinator ca init` writes (coordinator/auth/README.md),
-// and the atomic, mode-preserving file write that keys need. Owned by common/; thread-safe, and two
-// processes initialising one directory at once cannot both create a CA there.
+// through the Env's mode-keeping writes (Env::WriteFileWithMode). Owned by common/; thread-safe,
+// and two processes initialising one directory at once cannot both create a CA there.
 #ifndef BENCHFLEET_COMMON_TLS_FLEET_CA_H_
 #define BENCHFLEET_COMMON_TLS_FLEET_CA_H_
-
-#include <sys/types.h>
 
 #include <string>
 #include <vector>
@@ -12,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/env.h"
 
 namespace benchfleet::tls {
 
@@ -35,6 +34,8 @@ struct FleetCaOptions {
   // Required (the caller's clock; a default absl::Time is refused). Both certificates are valid
   // from one hour before it, so hosts whose clocks lag a little accept them at once.
   absl::Time now;
+  // The files: folders made and keys written through it.
+  Env* env = Env::Default();
 };
 
 // Writes ca.pem, ca-key.pem (0600), server.pem and server-key.pem (0600) into out_dir, creating
@@ -42,11 +43,6 @@ struct FleetCaOptions {
 // and a P-256 server certificate (serverAuth) it issued. ALREADY_EXISTS when out_dir already holds
 // a ca-key.pem: a CA is never overwritten. INVALID_ARGUMENT on bad options, nothing written then.
 absl::StatusOr<FleetCaFiles> InitFleetCa(const FleetCaOptions& options);
-
-// Replaces path's content atomically and durably: writes a temporary file beside it that has
-// `mode` from its creation on (never wider than 0600 before the final chmod), syncs it, renames it
-// over path and syncs the directory. A crash leaves the old content or the new, never a mix.
-absl::Status WriteSecretFile(const std::string& path, const std::string& contents, mode_t mode = 0600);
 
 }  // namespace benchfleet::tls
 

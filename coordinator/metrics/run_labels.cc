@@ -106,21 +106,20 @@ RunFigures RunFiguresOf(const v1::RunRecord& record) {
   if (record.has_wall_duration()) {
     figures.wall_seconds = ToSeconds(record.wall_duration());
   }
-  // The headline figures in record order (a repeated name keeps its first place and its last
-  // value), then by rank.
+  // The headline figures in their order (common/figures.h: the main figure first, then by rank).
+  // A gauge holds one value per label set, so a name a record repeats keeps its first place and
+  // its last value.
   std::vector<std::pair<const v1::Metric*, double>> headlines;
-  for (const v1::Metric& m : record.metrics()) {
-    if (m.headline() == 0 || !std::isfinite(m.value())) continue;
+  for (const v1::Metric* m : HeadlineFigures(record)) {
+    if (!std::isfinite(m->value())) continue;
     const auto same = std::find_if(headlines.begin(), headlines.end(),
-                                   [&](const auto& h) { return h.first->name() == m.name(); });
+                                   [&](const auto& h) { return h.first->name() == m->name(); });
     if (same != headlines.end()) {
-      same->second = m.value();
+      same->second = m->value();
     } else {
-      headlines.emplace_back(&m, m.value());
+      headlines.emplace_back(m, m->value());
     }
   }
-  std::stable_sort(headlines.begin(), headlines.end(),
-                   [](const auto& a, const auto& b) { return a.first->headline() < b.first->headline(); });
   for (const auto& [metric, value] : headlines) {
     HeadlineFigure h;
     h.figure = FigureLabel(*metric);

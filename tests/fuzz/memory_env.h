@@ -41,7 +41,17 @@ class MemoryEnv : public Env {
     }
     return names;
   }
+  absl::Status WriteFileWithMode(const std::string& path, std::string_view content, uint32_t mode,
+                                 bool exclusive) override {
+    return absl::UnimplementedError("MemoryEnv is read-only");
+  }
   absl::Status CreateDirs(const std::string& dir) override { return absl::UnimplementedError("read-only"); }
+  absl::Status CreateDirWithMode(const std::string& dir, uint32_t mode) override {
+    return absl::UnimplementedError("read-only");
+  }
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return absl::UnimplementedError("read-only");
+  }
   absl::Status RemoveFile(const std::string& path) override { return absl::UnimplementedError("read-only"); }
   absl::Status RenameFile(const std::string& from, const std::string& to) override {
     return absl::UnimplementedError("read-only");

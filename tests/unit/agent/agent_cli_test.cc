@@ -209,7 +209,8 @@ TEST_F(AgentCliTest, ASecondAgentOnTheSameStateDirectoryIsRefused) {
   ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.batches() == 1; }));
   EXPECT_EQ(Run({"simulate", "--out", series_, "--state-dir", state_, "--runs", "2"}), 1);
   EXPECT_THAT(err(), HasSubstr(absl::StrCat("benchfleet-agent simulate: error: outbox ", state_,
-                                            "/outbox is in use by another benchfleet-agent (pid ")));
+                                            "/outbox is in use by another benchfleet-agent (", state_,
+                                            "/outbox/LOCK is held by pid ")));
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(), 0);
 }

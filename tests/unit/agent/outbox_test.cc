@@ -673,7 +673,7 @@ TEST_F(OutboxTest, OneProcessAtATime) {
   auto second = Outbox::Open(&env_, dir_);
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(second.status().message(),
-            absl::StrCat("outbox ", dir_, " is in use by another benchfleet-agent (pid ", getpid(),
+            absl::StrCat("outbox ", dir_, " is in use by another benchfleet-agent (", dir_, "/LOCK is held by pid ", getpid(),
                          "); one agent process per state directory: stop it or pass another --state-dir"));
   outbox.reset();
   EXPECT_TRUE(Outbox::Open(&env_, dir_).ok());

@@ -37,7 +37,7 @@ TEST(RenewalTest, NothingStagedChangesNothing) {
   testing::ScopedTempDir dir;
   Write(dir.path() + "/agent.pem", "cert-1");
   Write(dir.path() + "/agent-key.pem", "key-1");
-  ASSERT_TRUE(FinishStagedRenewal(dir.path()).ok());
+  ASSERT_TRUE(FinishStagedRenewal(Env::Default(), dir.path()).ok());
   EXPECT_EQ(Read(dir.path() + "/agent.pem"), "cert-1");
   EXPECT_EQ(Read(dir.path() + "/agent-key.pem"), "key-1");
 }
@@ -48,7 +48,7 @@ TEST(RenewalTest, AFullyStagedPairReplacesTheCurrentOne) {
   Write(dir.path() + "/agent-key.pem", "key-1");
   Write(dir.path() + "/agent-key.next.pem", "key-2");
   Write(dir.path() + "/agent.next.pem", "cert-2");
-  ASSERT_TRUE(FinishStagedRenewal(dir.path()).ok());
+  ASSERT_TRUE(FinishStagedRenewal(Env::Default(), dir.path()).ok());
   EXPECT_EQ(Read(dir.path() + "/agent.pem"), "cert-2");
   EXPECT_EQ(Read(dir.path() + "/agent-key.pem"), "key-2");
   EXPECT_EQ(Read(dir.path() + "/agent.next.pem"), "(none)");
@@ -61,7 +61,7 @@ TEST(RenewalTest, ACrashBetweenTheRenamesIsCompleted) {
   Write(dir.path() + "/agent.pem", "cert-1");
   Write(dir.path() + "/agent-key.pem", "key-2");
   Write(dir.path() + "/agent.next.pem", "cert-2");
-  ASSERT_TRUE(FinishStagedRenewal(dir.path()).ok());
+  ASSERT_TRUE(FinishStagedRenewal(Env::Default(), dir.path()).ok());
   EXPECT_EQ(Read(dir.path() + "/agent.pem"), "cert-2");
   EXPECT_EQ(Read(dir.path() + "/agent-key.pem"), "key-2");
   EXPECT_EQ(Read(dir.path() + "/agent.next.pem"), "(none)");
@@ -72,7 +72,7 @@ TEST(RenewalTest, AKeyWhoseCertificateNeverCameIsDropped) {
   Write(dir.path() + "/agent.pem", "cert-1");
   Write(dir.path() + "/agent-key.pem", "key-1");
   Write(dir.path() + "/agent-key.next.pem", "key-2");
-  ASSERT_TRUE(FinishStagedRenewal(dir.path()).ok());
+  ASSERT_TRUE(FinishStagedRenewal(Env::Default(), dir.path()).ok());
   EXPECT_EQ(Read(dir.path() + "/agent.pem"), "cert-1");
   EXPECT_EQ(Read(dir.path() + "/agent-key.pem"), "key-1");
   EXPECT_EQ(Read(dir.path() + "/agent-key.next.pem"), "(none)");

@@ -1,15 +1,18 @@
-// The real filesystem Env where it fails: a write the kernel stops short (RLIMIT_FSIZE, as a full
-// disk stops it), on real files in a temporary folder.
+// The real filesystem Env where it fails (a write the kernel stops short: RLIMIT_FSIZE, as a full
+// disk stops it), and its modes and locks, on real files in a temporary folder.
 #include "common/env.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "absl/strings/str_cat.h"
 
 namespace benchfleet {
 namespace {
@@ -72,6 +75,58 @@ TEST_F(EnvTest, TruncateTakesAShortWriteBack) {
   ASSERT_TRUE((*file)->Append("next").ok());  // O_APPEND: after the cut, not at the old end
   ASSERT_TRUE((*file)->Close().ok());
   EXPECT_EQ(*env_->ReadFile(path), "header..next");
+}
+
+// A file written with a mode has it, is never left as a temporary file, and is replaced whole.
+TEST_F(EnvTest, WriteFileWithModeGivesTheModeAndReplacesAtomically) {
+  Env* env = Env::Default();
+  const std::string path = dir_ + "/secret";
+  auto mode_of = [](const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0u;
+  };
+  ASSERT_TRUE(env->WriteFileWithMode(path, "one", 0600, /*exclusive=*/false).ok());
+  EXPECT_EQ(*env->ReadFile(path), "one");
+  EXPECT_EQ(mode_of(path), 0600u);
+  ASSERT_TRUE(env->WriteFileWithMode(path, "two", 0640, /*exclusive=*/false).ok());
+  EXPECT_EQ(*env->ReadFile(path), "two");
+  EXPECT_EQ(mode_of(path), 0640u);
+  EXPECT_EQ(Names(), std::vector<std::string>{"secret"});  // no temporary file left behind
+  EXPECT_EQ(env->WriteFileWithMode(dir_ + "/missing/secret", "x", 0600, false).code(), absl::StatusCode::kNotFound);
+}
+
+// Exclusive: of two writers, the second is refused and changes nothing.
+TEST_F(EnvTest, AnExclusiveWriteNeverReplacesAFile) {
+  Env* env = Env::Default();
+  const std::string path = dir_ + "/ca-key.pem";
+  ASSERT_TRUE(env->WriteFileWithMode(path, "first", 0600, /*exclusive=*/true).ok());
+  EXPECT_EQ(env->WriteFileWithMode(path, "second", 0600, /*exclusive=*/true).code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(*env->ReadFile(path), "first");
+  EXPECT_EQ(Names(), std::vector<std::string>{"ca-key.pem"});
+}
+
+TEST_F(EnvTest, CreateDirWithModeGivesTheLastFolderItsMode) {
+  const std::string dir = dir_ + "/a/tls";
+  ASSERT_TRUE(Env::Default()->CreateDirWithMode(dir, 0700).ok());
+  struct stat st;
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_TRUE(Env::Default()->CreateDirWithMode(dir, 0755).ok());  // exists: kept as it is
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+// A lock is held once, names its holder to whoever else asks, and is free again once released.
+TEST_F(EnvTest, ALockFileIsHeldOnceUntilReleased) {
+  Env* env = Env::Default();
+  const std::string path = dir_ + "/LOCK";
+  absl::StatusOr<std::unique_ptr<FileLock>> first = env->LockFile(path);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<std::unique_ptr<FileLock>> second = env->LockFile(path);
+  EXPECT_EQ(second.status(), absl::FailedPreconditionError(absl::StrCat(path, " is held by pid ", ::getpid())));
+  first->reset();
+  EXPECT_TRUE(env->LockFile(path).ok());
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/env.h"
 #include "common/tls/certificates.h"
 #include "common/tls/fleet_ca.h"
 #include "gmock/gmock.h"
@@ -525,20 +526,6 @@ TEST_F(FleetCaTest, BadOptionsWriteNothing) {
   EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
-TEST_F(FleetCaTest, WriteSecretFileReplacesAtomicallyWithItsMode) {
-  const std::string path = root_ + "/secret";
-  ASSERT_THAT(WriteSecretFile(path, "one"), IsOk());
-  EXPECT_EQ(Read(path), "one");
-  EXPECT_EQ(ModeOf(path), 0600u);
-  ASSERT_THAT(WriteSecretFile(path, "two", 0640), IsOk());
-  EXPECT_EQ(Read(path), "two");
-  EXPECT_EQ(ModeOf(path), 0640u);
-  EXPECT_THAT(Names(root_), ElementsAre("secret"));  // no temporary file left behind
-
-  EXPECT_THAT(WriteSecretFile(root_ + "/missing/secret", "x"),
-              StatusIs(absl::StatusCode::kNotFound, root_ + "/missing/secret"));
-}
-
 // Interoperability: the OpenSSL command line (a different consumer of the same standards) accepts
 // what InitFleetCa and SignCsrPem make, under strict X.509 checks and the TLS purposes.
 TEST_F(FleetCaTest, OpenSslCommandLineAcceptsTheCertificates) {
@@ -553,10 +540,10 @@ TEST_F(FleetCaTest, OpenSslCommandLineAcceptsTheCertificates) {
                                                       Read(files->ca_cert), Read(files->ca_key));
   ASSERT_THAT(agent_cert, IsOk());
   const std::string agent_path = root_ + "/agent.pem";
-  ASSERT_THAT(WriteSecretFile(agent_path, *agent_cert, 0644), IsOk());
+  ASSERT_THAT(Env::Default()->WriteFileWithMode(agent_path, *agent_cert, 0644, /*exclusive=*/false), IsOk());
   const TestCa other = MakeCa(kFleetCaCommonName);
   const std::string other_path = root_ + "/other-ca.pem";
-  ASSERT_THAT(WriteSecretFile(other_path, other.cert, 0644), IsOk());
+  ASSERT_THAT(Env::Default()->WriteFileWithMode(other_path, other.cert, 0644, /*exclusive=*/false), IsOk());
 
   const std::string output = root_ + "/openssl.out";
   auto verify = [&](const std::string& purpose, const std::string& ca, const std::string& cert) {
