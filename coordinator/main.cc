@@ -287,7 +287,7 @@ int main(int argc, char** argv) {
   // Waits for the database here, where a signal can still cut the wait short.
   absl::Status reachable = benchfleet::coordinator::MigrateWhenReachable(
       database_url, benchfleet::SystemClock(), absl::Seconds(database_wait_seconds),
-      [&signals] { return signals.received(); });
+      [&signals] { return signals.received(); }, &benchfleet::coordinator::Log);
   if (!reachable.ok()) {
     std::fprintf(stderr, "benchfleet-coordinator: %s\n", std::string(reachable.message()).c_str());
     return kExitFailure;

@@ -67,7 +67,7 @@ absl::Status CoordinatorServer::Start() {
   if (started_) return absl::FailedPreconditionError("the coordinator is already started");
   if (options_.database_url.empty()) return absl::InvalidArgumentError("a database URL is required");
   absl::Status migrated = MigrateWhenReachable(options_.database_url, *options_.clock,
-                                               options_.database_connect_timeout);
+                                               options_.database_connect_timeout, nullptr, &Log);
   if (!migrated.ok()) return migrated;
 
   coordinator_id_ = options_.coordinator_id.empty() ? NewUuid() : options_.coordinator_id;
@@ -154,7 +154,7 @@ absl::Status CoordinatorServer::Start() {
 
   auth_listener_ = std::make_unique<PgNotifyListener>(
       options_.database_url, kAuthChannel,
-      [this](const std::string& agent_id) { gateway_->CloseStreamsOf(agent_id); });
+      [this](const std::string& agent_id) { gateway_->CloseStreamsOf(agent_id); }, &Log);
   auth_listener_->Start();
 
   if (!options_.metrics_listen_address.empty()) {
@@ -175,7 +175,7 @@ absl::Status CoordinatorServer::Start() {
     }
     tick_thread_ = std::thread([this] { TickLoop(); });
     notify_listener_ = std::make_unique<PgNotifyListener>(
-        options_.database_url, kFleetChannel, [this](const std::string&) { WakeScheduler(); });
+        options_.database_url, kFleetChannel, [this](const std::string&) { WakeScheduler(); }, &Log);
     notify_listener_->Start();
   }
   return absl::OkStatus();

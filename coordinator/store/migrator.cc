@@ -9,7 +9,6 @@
 #include <pqxx/transaction>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/log.h"
 #include "coordinator/store/pg_errors.h"
 
 namespace benchfleet::coordinator {
@@ -73,7 +72,8 @@ absl::Status Migrate(const std::string& database_url) {
 }
 
 absl::Status MigrateWhenReachable(const std::string& database_url, Clock& clock,
-                                  absl::Duration timeout, const std::function<bool()>& cancelled) {
+                                  absl::Duration timeout, const std::function<bool()>& cancelled,
+                                  const std::function<void(std::string_view line)>& log) {
   const absl::Duration start = clock.Monotonic();
   absl::Duration delay = absl::Milliseconds(100);
   bool told = false;
@@ -85,8 +85,8 @@ absl::Status MigrateWhenReachable(const std::string& database_url, Clock& clock,
                                                  RedactDatabaseUrl(database_url), " after ",
                                                  absl::FormatDuration(timeout), ": ", status.message()));
     }
-    if (!told) {
-      Log(absl::StrCat("waiting for the database at ", RedactDatabaseUrl(database_url), ": ",
+    if (!told && log) {
+      log(absl::StrCat("waiting for the database at ", RedactDatabaseUrl(database_url), ": ",
                        status.message()));
       told = true;
     }

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -26,10 +27,12 @@ absl::Status Migrate(const std::string& database_url);
 
 // Migrate with EmbeddedMigrations(), retrying with backoff (on `clock`) while the database is
 // unreachable, for up to `timeout`; then UNAVAILABLE naming the (password-free) URL. Returns
-// CANCELLED early when `cancelled` (if given) turns true between attempts.
+// CANCELLED early when `cancelled` (if given) turns true between attempts. `log` (if given) is told
+// once that the database is awaited.
 absl::Status MigrateWhenReachable(const std::string& database_url, Clock& clock,
                                   absl::Duration timeout,
-                                  const std::function<bool()>& cancelled = nullptr);
+                                  const std::function<bool()>& cancelled = nullptr,
+                                  const std::function<void(std::string_view line)>& log = nullptr);
 
 }  // namespace benchfleet::coordinator
 

@@ -6,7 +6,6 @@
 #include <pqxx/notification>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/log.h"
 #include "coordinator/store/pg_errors.h"
 
 namespace benchfleet::coordinator {
@@ -27,8 +26,12 @@ class Receiver : public pqxx::notification_receiver {
 }  // namespace
 
 PgNotifyListener::PgNotifyListener(std::string database_url, std::string channel,
-                                   std::function<void(const std::string& payload)> on_notify)
-    : url_(std::move(database_url)), channel_(std::move(channel)), on_notify_(std::move(on_notify)) {}
+                                   std::function<void(const std::string& payload)> on_notify,
+                                   std::function<void(std::string_view line)> log)
+    : url_(std::move(database_url)),
+      channel_(std::move(channel)),
+      on_notify_(std::move(on_notify)),
+      log_(std::move(log)) {}
 
 PgNotifyListener::~PgNotifyListener() { Stop(); }
 
@@ -63,8 +66,10 @@ void PgNotifyListener::Loop() {
       listening_ = false;
       if (!logged) {
         // PqxxStatus never carries the URL; log once per outage.
-        Log(absl::StrCat("LISTEN ", channel_, " lost: ", PqxxStatus(e, "listening").message(),
-                         "; retrying every second"));
+        if (log_) {
+          log_(absl::StrCat("LISTEN ", channel_, " lost: ", PqxxStatus(e, "listening").message(),
+                            "; retrying every second"));
+        }
         logged = true;
       }
       // Real time on purpose: this is a reconnect pause of an I/O thread, not a scheduling

@@ -11,6 +11,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace benchfleet::coordinator {
@@ -19,8 +20,10 @@ class PgNotifyListener {
  public:
   // `on_notify` receives each notification's payload, and "" each time the connection is
   // (re)established: what was sent while it was down is lost, so the caller looks again.
+  // `log` (may be empty) gets one line per outage of the connection.
   PgNotifyListener(std::string database_url, std::string channel,
-                   std::function<void(const std::string& payload)> on_notify);
+                   std::function<void(const std::string& payload)> on_notify,
+                   std::function<void(std::string_view line)> log = nullptr);
   ~PgNotifyListener();  // Stop()s
   PgNotifyListener(const PgNotifyListener&) = delete;
   PgNotifyListener& operator=(const PgNotifyListener&) = delete;
@@ -38,6 +41,7 @@ class PgNotifyListener {
   const std::string url_;
   const std::string channel_;
   const std::function<void(const std::string&)> on_notify_;
+  const std::function<void(std::string_view)> log_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> listening_{false};
