@@ -19,18 +19,7 @@
 namespace benchfleet::synthesis {
 namespace {
 
-const Messages& Msg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
-
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-std::string_view PhaseWord(v1::Phase phase, const Messages& m) {
-  switch (phase) {
-    case v1::PHASE_VALIDATION: return m.phase_validation;
-    case v1::PHASE_COLD: return m.phase_cold;
-    case v1::PHASE_WARM: return m.phase_warm;
-    default: return m.phase_unspecified;
-  }
-}
 
 std::string ChartTitle(std::string_view what, const std::string& task, const Analysis& a, const Messages& m) {
   std::string title = std::string(what) + " — " + task;
@@ -65,7 +54,7 @@ std::vector<std::string> ColumnLines(const CellKey& key, const KeyParts& parts, 
     for (std::string& l : WrapText(label.substr(from, sep - from), width, 3)) lines.push_back(std::move(l));
     from = sep == label.size() ? sep : sep + std::string(" · ").size();
   }
-  lines.push_back(FitText(PhaseWord(key.phase, m), width));
+  lines.push_back(FitText(PhaseWording(m, key.phase), width));
   return lines;
 }
 
@@ -80,7 +69,7 @@ std::string MemoryChartFileName(const std::string& task, Lang lang) {
 }
 
 std::string RenderDurationChart(const Analysis& analysis, const std::string& task, Lang lang) {
-  const Messages& m = Msg(lang);
+  const Messages& m = MessagesOf(lang);
   const ChartMessages& cm = ChartMessagesOf(lang);
   const std::vector<const Cell*> cells = CellsOf(analysis, task);
   std::vector<const CellKey*> keys;
@@ -122,7 +111,7 @@ std::string RenderDurationChart(const Analysis& analysis, const std::string& tas
   for (size_t ci = 0; ci < cells.size(); ++ci) {
     if (upright) {
       std::string label = SettingLabel(cells[ci]->key, parts);
-      label += (label.empty() ? "" : " · ") + std::string(PhaseWord(cells[ci]->key.phase, m));
+      label += (label.empty() ? "" : " · ") + std::string(PhaseWording(m, cells[ci]->key.phase));
       if (!binned_note[ci].empty()) label += " " + binned_note[ci];
       names.push_back({FitText(label, 220)});
       names_height = std::max(names_height, TextWidth(names.back()[0]) + 14);
@@ -164,7 +153,7 @@ std::string RenderDurationChart(const Analysis& analysis, const std::string& tas
     body += "</g>\n";
 
     std::string label = SettingLabel(c.key, parts);
-    label += (label.empty() ? "" : " / ") + std::string(PhaseWord(c.key.phase, m));
+    label += (label.empty() ? "" : " / ") + std::string(PhaseWording(m, c.key.phase));
     body += "<g class=\"cell\" stroke=\"" + color + "\" fill=\"" + color + "\">\n";
     body += "<title>" + XmlEscape(label) + "</title>\n";
     const MarkerShape shape = ShapeOfPhase(c.key.phase);
@@ -223,7 +212,7 @@ struct MemoryBar {
 
 std::string RenderMemory(const Analysis& analysis, const std::string& task, Lang lang,
                          const std::function<std::string(const std::string&)>& class_of) {
-  const Messages& m = Msg(lang);
+  const Messages& m = MessagesOf(lang);
   const ChartMessages& cm = ChartMessagesOf(lang);
   const std::vector<const Cell*> cells = CellsOf(analysis, task);
   std::vector<const CellKey*> keys;
@@ -317,7 +306,7 @@ std::string RenderMemory(const Analysis& analysis, const std::string& task, Lang
       for (const std::string* part : {&b.cell->key.backend, &b.cell->key.mode, &b.cell->key.matrix}) {
         if (!part->empty()) cell += " / " + *part;
       }
-      cell += " / " + std::string(PhaseWord(b.cell->key.phase, m));
+      cell += " / " + std::string(PhaseWording(m, b.cell->key.phase));
       body += "<g class=\"bar\" data-kind=\"" + XmlEscape(b.entry->label) + "\">\n";
       body += "<title>" +
               XmlEscape(label + ": " + value + " (" + FormatNumber(b.entry->bytes.value, lang) + " " +

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "benchfleet/v1/record.pb.h"
+#include "synthesis/render/render.h"
 
 namespace benchfleet::synthesis {
 
@@ -108,6 +109,19 @@ struct Messages {
 
 const Messages& MessagesFr();
 const Messages& MessagesEn();
+
+// The catalogue of a language.
+inline const Messages& MessagesOf(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
+
+// The catalogue's word for a phase (phase_*).
+inline std::string_view PhaseWording(const Messages& m, v1::Phase phase) {
+  switch (phase) {
+    case v1::PHASE_VALIDATION: return m.phase_validation;
+    case v1::PHASE_COLD: return m.phase_cold;
+    case v1::PHASE_WARM: return m.phase_warm;
+    default: return m.phase_unspecified;
+  }
+}
 
 // The catalogue's wording of a memory kind (mem_kind_*): each kind has its own, so process or host
 // memory never reads as accelerator memory.

@@ -25,23 +25,12 @@
 namespace benchfleet::synthesis {
 namespace {
 
-const Messages& Msg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
-
-std::string_view PhaseName(v1::Phase phase, const Messages& m) {
-  switch (phase) {
-    case v1::PHASE_VALIDATION: return m.phase_validation;
-    case v1::PHASE_COLD: return m.phase_cold;
-    case v1::PHASE_WARM: return m.phase_warm;
-    default: return m.phase_unspecified;
-  }
-}
-
 std::string KeyLabel(const CellKey& key, const Messages& m) {
   std::vector<std::string> parts;
   for (const std::string* part : {&key.machine, &key.backend, &key.mode, &key.matrix}) {
     if (!part->empty()) parts.push_back(*part);
   }
-  parts.emplace_back(PhaseName(key.phase, m));
+  parts.emplace_back(PhaseWording(m, key.phase));
   return Join(parts, " / ");
 }
 
@@ -100,7 +89,7 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
     std::string metric = FigureName(c.label, c.unit, lang);
     auto ident = [&m](const std::string& text) { return text.empty() ? std::string(m.none_value) : Code(text); };
     rows.push_back(ParseCells({ident(c.key.machine), ident(c.key.backend), ident(c.key.mode), ident(c.key.matrix),
-                               std::string(PhaseName(c.key.phase, m)), Code(metric), values, range, median,
+                               std::string(PhaseWording(m, c.key.phase)), Code(metric), values, range, median,
                                c.excluded_count ? RefCount(*c.excluded_count) : std::string(m.none_value)}));
   }
   doc.Table(ParseCells({std::string(m.col_machine), std::string(m.col_backend), std::string(m.col_mode),
@@ -268,7 +257,7 @@ std::vector<std::string> TasksOf(const Analysis& analysis) {
 }
 
 Document RenderDocument(const Analysis& analysis, Lang lang) {
-  const Messages& m = Msg(lang);
+  const Messages& m = MessagesOf(lang);
   Document doc;
   doc.Heading(1, ParseInline(Title(analysis, m)));
   if (analysis.simulated) doc.Paragraph(ParseInline(m.simulated_note));
@@ -283,7 +272,7 @@ Document RenderDocument(const Analysis& analysis, Lang lang) {
 
 Document RenderGuideDocument(const Analysis& analysis, const GuideModel& model,
                              const std::vector<std::string>& skipped, Lang lang) {
-  const Messages& m = Msg(lang);
+  const Messages& m = MessagesOf(lang);
   const ModelMessages& mm = lang == Lang::kFr ? ModelMessagesFr() : ModelMessagesEn();
   // The answer first, then what it rests on, then the details; the conditions last, collapsed in
   // HTML. The contents line lists every "## " section in this order.

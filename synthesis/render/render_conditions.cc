@@ -15,8 +15,6 @@
 namespace benchfleet::synthesis {
 namespace {
 
-const Messages& Msg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
-
 // A size as the conditions recorded it, in GiB ("80 GiB", "15,5 Gio"), for a Code() span: it is
 // quoted, not a figure of the guide (no source row). Below one GiB, MiB.
 std::string SizeText(uint64_t bytes, Lang lang, const Messages& m) {
@@ -141,7 +139,7 @@ void RenderSeries(const SeriesConditions& s, Lang lang, const Messages& m, Docum
 }  // namespace
 
 void RenderConditionsSection(const GuideModel& model, Lang lang, Document& doc) {
-  const Messages& m = Msg(lang);
+  const Messages& m = MessagesOf(lang);
   doc.CollapsedHeading(ParseInline(m.cond_section));
   doc.Paragraph(ParseInline(m.cond_intro));
   if (model.series.empty()) {
@@ -151,6 +149,6 @@ void RenderConditionsSection(const GuideModel& model, Lang lang, Document& doc) 
   for (const SeriesConditions& s : model.series) RenderSeries(s, lang, m, doc);
 }
 
-std::string ConditionsSizeText(uint64_t bytes, Lang lang) { return SizeText(bytes, lang, Msg(lang)); }
+std::string ConditionsSizeText(uint64_t bytes, Lang lang) { return SizeText(bytes, lang, MessagesOf(lang)); }
 
 }  // namespace benchfleet::synthesis

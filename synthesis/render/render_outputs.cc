@@ -16,21 +16,6 @@ namespace {
 // At most this many mismatches are listed per set of inputs; the count says how many there are.
 constexpr size_t kShownMismatches = 12;
 
-const Messages& Msg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
-
-std::string_view PhaseWord(v1::Phase phase, const Messages& m) {
-  switch (phase) {
-    case v1::PHASE_VALIDATION:
-      return m.phase_validation;
-    case v1::PHASE_COLD:
-      return m.phase_cold;
-    case v1::PHASE_WARM:
-      return m.phase_warm;
-    default:
-      return m.phase_unspecified;
-  }
-}
-
 // "gpu", "external, steps=20": the mode and the matrix point without its mode.
 std::string SettingText(const OutputComparison& c) {
   std::vector<std::string> parts;
@@ -59,7 +44,7 @@ std::string ShortId(const std::string& run_id) { return Code(run_id.substr(0, 8)
 
 void RenderOutputsSection(const GuideModel& model, Lang lang, Document& doc) {
   if (model.outputs.empty()) return;
-  const Messages& m = Msg(lang);
+  const Messages& m = MessagesOf(lang);
   doc.Heading(2, ParseInline(m.outputs_section));
   doc.Paragraph(ParseInline(m.outputs_intro));
   // Per task, its name in bold and one item per set of inputs.
@@ -85,14 +70,14 @@ void RenderOutputsSection(const GuideModel& model, Lang lang, Document& doc) {
                                         {"output", Code(reference.outputs)},
                                         {"run", ShortId(reference.first.run_id) + " [" + c.reference.source_id + "]"},
                                         {"machine", Code(reference.first.machine)},
-                                        {"phase", std::string(PhaseWord(reference.first.phase, m))},
+                                        {"phase", std::string(PhaseWording(m, reference.first.phase))},
                                         {"call", Code(std::to_string(reference.first.call_index))}});
       for (size_t i = 0; i < c.mismatches.size() && i < kShownMismatches; ++i) {
         const OutputMismatch& x = c.mismatches[i];
         runs.push_back(ParseItem(Fill(m.outputs_mismatch_run, {{"machine", Code(x.run.machine)},
                                                          {"run", ShortId(x.run.run_id)},
                                                          {"ref", "[" + x.source.source_id + "]"},
-                                                         {"phase", std::string(PhaseWord(x.run.phase, m))},
+                                                         {"phase", std::string(PhaseWording(m, x.run.phase))},
                                                          {"call", Code(std::to_string(x.run.call_index))},
                                                          {"found", Code(x.outputs)}})));
       }

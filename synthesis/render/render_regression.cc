@@ -18,8 +18,6 @@ namespace {
 
 using Kind = v1::RegressionVerdict::Kind;
 
-const Messages& Msg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
-
 std::string_view KindWording(Kind kind, const Messages& m) {
   switch (kind) {
     case v1::RegressionVerdict::KIND_REGRESSION: return m.reg_regression;
@@ -28,15 +26,6 @@ std::string_view KindWording(Kind kind, const Messages& m) {
     case v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL: return m.reg_sample_too_small;
     case v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL: return m.reg_baseline_too_small;
     default: return m.reg_no_change;
-  }
-}
-
-std::string_view PhaseWording(v1::Phase phase, const Messages& m) {
-  switch (phase) {
-    case v1::PHASE_VALIDATION: return m.phase_validation;
-    case v1::PHASE_COLD: return m.phase_cold;
-    case v1::PHASE_WARM: return m.phase_warm;
-    default: return m.phase_unspecified;
   }
 }
 
@@ -79,7 +68,7 @@ ListItem CheckLine(const RegressionCheck& c, Lang lang, const Messages& m) {
   const v1::RegressionVerdict& v = c.verdict;
   std::string where = Code(c.machine) + " · " + Code(c.task);
   if (!v.mode().empty()) where += " · " + Code(v.mode());
-  where += " · " + std::string(PhaseWording(v.phase(), m));
+  where += " · " + std::string(PhaseWording(m, v.phase()));
   if (!c.matrix.empty()) where += " · " + Code(c.matrix);
   std::vector<std::string> parts = {"**" + std::string(KindWording(v.kind(), m)) + "**", where};
   const std::string figure = FigureText(v, lang);
@@ -133,7 +122,7 @@ bool Found(Kind kind) {
 // one per setting: 35 lines in the demo) are counts, not lines.
 void RenderRegressionSection(const GuideModel& model, Lang lang, Document& doc) {
   if (model.regression_checks.empty()) return;
-  const Messages& m = Msg(lang);
+  const Messages& m = MessagesOf(lang);
   doc.Heading(2, ParseInline(m.reg_section));
   doc.Paragraph(ParseInline(m.reg_intro));
   std::vector<ListItem> found, near;

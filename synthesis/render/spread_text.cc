@@ -10,8 +10,6 @@
 namespace benchfleet::synthesis {
 namespace {
 
-const Messages& Msg(Lang lang) { return lang == Lang::kFr ? MessagesFr() : MessagesEn(); }
-
 // "`95%`" (French: "`95 %`"): the interval's level, a constant of the method.
 std::string LevelText(double level, Lang lang) {
   const std::string percent = std::to_string(std::lround(level * 100));
@@ -22,7 +20,7 @@ std::string LevelText(double level, Lang lang) {
 
 std::string SpreadText(const std::optional<Spread>& spread, Lang lang) {
   if (!spread) return "";
-  const Messages& m = Msg(lang);
+  const Messages& m = MessagesOf(lang);
   std::vector<std::string> parts;
   if (spread->ci_low && spread->ci_high) {
     parts.push_back(Fill(m.spread_ci, {{"level", LevelText(spread->level, lang)},
@@ -35,7 +33,7 @@ std::string SpreadText(const std::optional<Spread>& spread, Lang lang) {
 }
 
 std::string SpreadNote(Lang lang) {
-  return Fill(Msg(lang).spread_note, {{"min_runs", Code(std::to_string(stats::kMinRunsForSpread))},
+  return Fill(MessagesOf(lang).spread_note, {{"min_runs", Code(std::to_string(stats::kMinRunsForSpread))},
                                       {"level", LevelText(stats::kIntervalLevel, lang)},
                                       {"resamples", Code(std::to_string(stats::kBootstrapResamples))},
                                       {"max_runs", Code(std::to_string(stats::kMaxFiguresForInterval))}});
