@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/coordinator_address.h"
 
 namespace benchfleet {
 
@@ -28,19 +29,6 @@ struct ChannelSecurity {
   // Plaintext to a non-loopback address (the coordinator's --insecure counterpart).
   bool allow_plaintext_off_loopback = false;
 };
-
-// Returns the coordinator addresses in `addresses`: one gRPC target ("host:port", "dns:///name:port",
-// "ipv4:10.0.0.1:7443,10.0.0.2:7443", ...) or several separated by commas ("a:7443,b:7443", what an
-// agent fails over between, in order). A target with an "ipv4:" or "ipv6:" scheme is one target even
-// with commas: gRPC picks among its addresses itself. Surrounding spaces and empty entries go.
-std::vector<std::string> SplitCoordinatorAddresses(std::string_view addresses);
-
-// True when every address `target` names is a literal loopback address (an IPv4 address in
-// 127.0.0.0/8, parsed as an IP; ::1 bare or in brackets) or the name localhost, each with or
-// without a port, under no scheme, "dns:" / "dns:///", "ipv4:" or "ipv6:", or a comma-separated
-// list of such addresses (SplitCoordinatorAddresses). Any other name is not, even "127.x.example":
-// what it resolves to is not ours to know. A "dns://SERVER/" authority is not either.
-bool IsLoopbackTarget(const std::string& target);
 
 // The credentials for `target`. INVALID_ARGUMENT for plaintext to a non-loopback target without
 // allow_plaintext_off_loopback, for a token without TLS, or a certificate without its key.

@@ -9,7 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/grpc_channel.h"
+#include "common/coordinator_address.h"
 #include "common/yaml_error.h"
 #include "common/string_views.h"
 

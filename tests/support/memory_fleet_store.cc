@@ -51,7 +51,7 @@ std::optional<absl::Time> StartOf(const v1::RunRecord& record) {
 }  // namespace
 
 void MemoryFleetStore::UpsertMachine(const coordinator::MachineUpdate& update) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   const absl::Time seen = Micros(update.seen);
   auto [it, added] = machines_.try_emplace(update.agent_id, Machine{update.conditions, seen, seen});
   if (!added) {
@@ -63,18 +63,18 @@ void MemoryFleetStore::UpsertMachine(const coordinator::MachineUpdate& update) {
 
 absl::Status MemoryFleetStore::AddRun(const v1::RunRecord& record) {
   if (!IsUuid(record.run_id())) return absl::InvalidArgumentError(absl::StrCat("run id ", record.run_id()));
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   runs_.try_emplace(Key(record.run_id()), Run{record, StartOf(record)});
   return absl::OkStatus();
 }
 
 void MemoryFleetStore::SetDown(bool down) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   down_ = down;
 }
 
 absl::Status MemoryFleetStore::SetSeriesSpec(const std::string& series_id, const std::string& spec_yaml) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   const auto it = series_.find(Key(series_id));
   if (it == series_.end()) return absl::NotFoundError(absl::StrCat("no series ", series_id));
   it->second.spec_yaml = spec_yaml;
@@ -82,7 +82,7 @@ absl::Status MemoryFleetStore::SetSeriesSpec(const std::string& series_id, const
 }
 
 std::map<std::string, std::string> MemoryFleetStore::AnnotationsOf(const std::string& run_id) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, std::string> out;
   for (const auto& [key, reason] : annotations_) {
     if (key.first == Key(run_id)) out[key.second] = reason;
@@ -91,7 +91,7 @@ std::map<std::string, std::string> MemoryFleetStore::AnnotationsOf(const std::st
 }
 
 std::vector<v1::RegressionVerdict> MemoryFleetStore::VerdictsOfTask(const std::string& task_id) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::pair<absl::Time, v1::RegressionVerdict>> found;
   for (const auto& [run_id, v] : verdicts_) {
     if (v.task_id != Key(task_id)) continue;
@@ -114,7 +114,7 @@ absl::Status MemoryFleetStore::CheckUp() const {
 // ---- MachineStore ----
 
 absl::StatusOr<std::vector<v1::Machine>> MemoryFleetStore::ListMachines() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::vector<v1::Machine> out;
   for (const auto& [agent_id, m] : machines_) {
@@ -133,7 +133,7 @@ absl::StatusOr<std::vector<v1::Machine>> MemoryFleetStore::ListMachines() {
 
 absl::StatusOr<std::vector<v1::MachineConditions>> MemoryFleetStore::GetConditions(
     const std::vector<std::string>& fingerprints) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::vector<v1::MachineConditions> out;
   for (const auto& [fingerprint, c] : conditions_) {
@@ -146,7 +146,7 @@ absl::StatusOr<std::vector<v1::MachineConditions>> MemoryFleetStore::GetConditio
 
 absl::StatusOr<std::string> MemoryFleetStore::CreateSeries(const SeriesRow& series,
                                                            const std::vector<std::string>& agent_ids) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   SeriesRow row = series;
   row.id = NewUuid();
@@ -176,7 +176,7 @@ absl::StatusOr<std::string> MemoryFleetStore::CreateSeries(const SeriesRow& seri
 }
 
 absl::StatusOr<SeriesRow> MemoryFleetStore::GetSeries(const std::string& series_id) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   const auto it = series_.find(Key(series_id));
   if (!IsUuid(series_id) || it == series_.end()) return absl::NotFoundError(absl::StrCat("no series ", series_id));
@@ -184,7 +184,7 @@ absl::StatusOr<SeriesRow> MemoryFleetStore::GetSeries(const std::string& series_
 }
 
 absl::StatusOr<std::vector<SeriesRow>> MemoryFleetStore::ListSeries(bool active_only) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::vector<SeriesRow> out;
   for (const auto& [id, s] : series_) {
@@ -197,7 +197,7 @@ absl::StatusOr<std::vector<SeriesRow>> MemoryFleetStore::ListSeries(bool active_
 }
 
 absl::StatusOr<std::vector<TaskRow>> MemoryFleetStore::ListTasks(const std::string& series_id) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::vector<TaskRow> out;
   for (const auto& [id, t] : tasks_) {
@@ -210,7 +210,7 @@ absl::StatusOr<std::vector<TaskRow>> MemoryFleetStore::ListTasks(const std::stri
 }
 
 absl::StatusOr<TaskRow> MemoryFleetStore::GetTask(const std::string& task_id) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   const auto it = tasks_.find(Key(task_id));
   if (!IsUuid(task_id) || it == tasks_.end()) return absl::NotFoundError(absl::StrCat("no task ", task_id));
@@ -234,7 +234,7 @@ absl::StatusOr<std::vector<ClaimedTask>> MemoryFleetStore::ClaimPendingTasks(con
                                                                              const std::string& coordinator_id,
                                                                              absl::Time now,
                                                                              absl::Time lease_expiry) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   now = Micros(now);
   std::vector<ClaimedTask> out;
@@ -260,7 +260,7 @@ absl::StatusOr<std::vector<ClaimedTask>> MemoryFleetStore::TakeOverRunningTasks(
                                                                                 const std::string& coordinator_id,
                                                                                 absl::Time now,
                                                                                 absl::Time lease_expiry) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::vector<ClaimedTask> out;  // tasks_ is by id: sorted as the interface says
   for (auto& [id, t] : tasks_) {
@@ -276,7 +276,7 @@ absl::StatusOr<std::vector<ClaimedTask>> MemoryFleetStore::TakeOverRunningTasks(
 
 absl::StatusOr<bool> MemoryFleetStore::UpdateTask(const TaskRow& task, v1::TaskStatus::State expected_state,
                                                   uint32_t expected_attempt, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   const v1::TaskStatus& in = task.status;
   if (!IsUuid(in.task_id())) return false;
@@ -302,7 +302,7 @@ absl::StatusOr<bool> MemoryFleetStore::UpdateTask(const TaskRow& task, v1::TaskS
 }
 
 absl::Status MemoryFleetStore::RenewLeases(const std::string& agent_id, absl::Time lease_expiry) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   lease_expiry = Micros(lease_expiry);
   for (auto& [id, t] : tasks_) {
@@ -314,7 +314,7 @@ absl::Status MemoryFleetStore::RenewLeases(const std::string& agent_id, absl::Ti
 }
 
 absl::StatusOr<std::vector<DueTask>> MemoryFleetStore::ListDueTasks(absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   now = Micros(now);
   std::vector<DueTask> out;
@@ -337,7 +337,7 @@ absl::StatusOr<std::vector<DueTask>> MemoryFleetStore::ListDueTasks(absl::Time n
 
 absl::StatusOr<std::vector<TaskRow>> MemoryFleetStore::CancelSeries(const std::string& series_id,
                                                                     const std::string& message, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   const auto series = series_.find(Key(series_id));
   if (!IsUuid(series_id) || series == series_.end()) {
@@ -361,7 +361,7 @@ absl::StatusOr<std::vector<TaskRow>> MemoryFleetStore::CancelSeries(const std::s
 }
 
 absl::StatusOr<std::vector<TaskRow>> MemoryFleetStore::TakeCancels(const std::vector<std::string>& agent_ids) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::vector<TaskRow> out;
   for (auto& [id, t] : tasks_) {
@@ -373,7 +373,7 @@ absl::StatusOr<std::vector<TaskRow>> MemoryFleetStore::TakeCancels(const std::ve
 }
 
 absl::StatusOr<std::vector<std::string>> MemoryFleetStore::FinishDoneSeries() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::set<std::string> open;
   for (const auto& [id, t] : tasks_) {
@@ -390,7 +390,7 @@ absl::StatusOr<std::vector<std::string>> MemoryFleetStore::FinishDoneSeries() {
 }
 
 absl::Status MemoryFleetStore::AddFlagCounts(const std::map<std::string, std::map<std::string, int>>& counts) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::set<std::string> changed;
   for (const auto& [task_id, codes] : counts) {
@@ -406,7 +406,7 @@ absl::Status MemoryFleetStore::AddFlagCounts(const std::map<std::string, std::ma
 }
 
 absl::StatusOr<int64_t> MemoryFleetStore::ChangeCounter() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   return change_counter_;
 }
@@ -414,7 +414,7 @@ absl::StatusOr<int64_t> MemoryFleetStore::ChangeCounter() {
 // ---- ScheduleStore ----
 
 absl::StatusOr<std::string> MemoryFleetStore::AddSchedule(const ScheduleRow& schedule) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   Schedule s{schedule, std::nullopt};
   s.row.id = NewUuid();
@@ -427,7 +427,7 @@ absl::StatusOr<std::string> MemoryFleetStore::AddSchedule(const ScheduleRow& sch
 }
 
 absl::StatusOr<std::vector<ScheduleRow>> MemoryFleetStore::ListSchedules() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::vector<ScheduleRow> out;
   for (const auto& [id, s] : schedules_) {
@@ -451,7 +451,7 @@ absl::StatusOr<std::vector<ScheduleRow>> MemoryFleetStore::ListSchedules() {
 }
 
 absl::Status MemoryFleetStore::RemoveSchedule(const std::string& schedule_id, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   const auto it = schedules_.find(Key(schedule_id));
   if (!IsUuid(schedule_id) || it == schedules_.end() || it->second.removed.has_value()) {
@@ -464,7 +464,7 @@ absl::Status MemoryFleetStore::RemoveSchedule(const std::string& schedule_id, ab
 
 absl::StatusOr<bool> MemoryFleetStore::ClaimSlot(const std::string& schedule_id, absl::Time slot,
                                                  const std::string& coordinator_id, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   // schedule_slots.schedule_id references schedules: PostgreSQL refuses a slot of no schedule.
   if (!IsUuid(schedule_id) || schedules_.count(Key(schedule_id)) == 0) {
@@ -481,7 +481,7 @@ absl::Status MemoryFleetStore::AnnotateRuns(const std::vector<std::string>& run_
   for (const std::string& id : run_ids) {
     if (!IsUuid(id)) return absl::NotFoundError(absl::StrCat("no run ", id));
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   for (const std::string& id : run_ids) {
     if (runs_.count(Key(id)) == 0) return absl::NotFoundError(absl::StrCat("no run ", id));
@@ -491,7 +491,7 @@ absl::Status MemoryFleetStore::AnnotateRuns(const std::vector<std::string>& run_
 }
 
 absl::StatusOr<std::vector<std::string>> MemoryFleetStore::RunsOfSeries(const std::string& series_id) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::vector<std::string> out;  // runs_ is by run id: sorted
   for (const auto& [id, run] : runs_) {
@@ -560,7 +560,7 @@ std::vector<BaselineRun> MemoryFleetStore::PointRuns(const v1::RunRecord& record
 }
 
 absl::StatusOr<std::vector<BaselineRun>> MemoryFleetStore::Baseline(const v1::RunRecord& record, int limit) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   return PointRuns(record, limit, {"INVALIDATED", "REGRESSION"},
                    [&](const v1::RunRecord& r, absl::Time r_start, absl::Time start) {
@@ -569,7 +569,7 @@ absl::StatusOr<std::vector<BaselineRun>> MemoryFleetStore::Baseline(const v1::Ru
 }
 
 absl::StatusOr<std::vector<BaselineRun>> MemoryFleetStore::Sample(const v1::RunRecord& record, int limit) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   return PointRuns(record, limit, {"INVALIDATED"}, [&](const v1::RunRecord& r, absl::Time r_start, absl::Time start) {
     return r.task_id() == record.task_id() && r_start <= start;
@@ -589,7 +589,7 @@ absl::Status MemoryFleetStore::StoreVerdict(const std::string& task_id, const v1
     }
     if (annotated.empty()) annotated.push_back(Key(verdict.run_id()));
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   const bool inserted = verdicts_.try_emplace(Key(verdict.run_id()), Verdict{Key(task_id), verdict, Micros(now)}).second;
   if (!inserted) return absl::OkStatus();
@@ -606,7 +606,7 @@ absl::Status MemoryFleetStore::StoreVerdict(const std::string& task_id, const v1
 
 absl::StatusOr<std::map<std::string, std::vector<v1::RegressionVerdict>>> MemoryFleetStore::ListVerdicts(
     const std::string& series_id) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   std::map<std::string, std::vector<v1::RegressionVerdict>> out;
   if (!IsUuid(series_id)) return out;
@@ -656,7 +656,7 @@ absl::StatusOr<std::map<std::string, std::vector<v1::RegressionVerdict>>> Memory
 // ---- FleetSnapshotReader ----
 
 absl::StatusOr<FleetSnapshot> MemoryFleetStore::ReadFleetSnapshot(absl::Time seen_since) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status up = CheckUp(); !up.ok()) return up;
   FleetSnapshot snapshot;
   const auto* states = v1::TaskStatus::State_descriptor();

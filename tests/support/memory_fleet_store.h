@@ -4,20 +4,21 @@
 // (ids are UUIDs, times are kept to the microsecond, a non-UUID id is simply not found);
 // tests/unit/coordinator/store/fleet_store_contract_test.cc runs the same cases against both.
 // It also stands in for the runs store's side of the database (UpsertMachine, AddRun) and can be
-// made unreachable (SetDown). Test-only; thread-safe (one absl::Mutex over everything, so each
-// call is atomic like PgFleetStore's single statements and transactions).
+// made unreachable (SetDown). Test-only; thread-safe: one mutex over everything, so each call is
+// atomic like PgFleetStore's single statements and transactions (a std::mutex, which TSan sees;
+// Debian's Abseil, absl::Mutex included, is not instrumented).
 #ifndef BENCHFLEET_TESTS_SUPPORT_MEMORY_FLEET_STORE_H_
 #define BENCHFLEET_TESTS_SUPPORT_MEMORY_FLEET_STORE_H_
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "coordinator/store/fleet_store.h"
 #include "coordinator/store/run_store.h"
 
@@ -144,7 +145,7 @@ class MemoryFleetStore : public coordinator::FleetStore {
                                                   const std::vector<std::string>& excluded_codes, Keep keep) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   bool down_ ABSL_GUARDED_BY(mu_) = false;
   // As fleet_change_seq: read 0 before any change, moved by every change to series, tasks or
   // schedules.
