@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/memory_fleet_store.h"
 #include "tests/unit/coordinator/scheduler/fake_task_sink.h"
+#include "tests/unit/coordinator/scheduler/scheduler_calls.h"
 #include "tests/unit/coordinator/scheduler/recording_metrics.h"
 #include "tests/unit/coordinator/test_records.h"
 
@@ -45,10 +46,7 @@ T Value(absl::StatusOr<T> s) {
   return s.ok() ? *std::move(s) : T();
 }
 
-std::string Spec(const std::string& fleet_keys) {
-  return absl::StrCat("series: nightly\ntask: chat-7b\nbackend: llama-server\nruns:\n  cold: 1\n  warm: 2\n",
-                      fleet_keys);
-}
+std::string Spec(const std::string& fleet_keys) { return testing::SchedulerTestSpec(fleet_keys); }
 
 class SchedulerTest : public ::testing::Test {
  protected:
@@ -73,32 +71,13 @@ class SchedulerTest : public ::testing::Test {
   }
 
   std::shared_ptr<testing::FakeTaskSink> Connect(const std::string& agent_id) {
-    auto sink = std::make_shared<testing::FakeTaskSink>();
-    scheduler_->AgentConnected(agent_id, sink);
-    return sink;
+    return testing::ConnectAgent(*scheduler_, agent_id);
   }
-
-  std::string Submit(const std::string& spec) {
-    v1::SubmitSeriesRequest request;
-    request.set_spec_yaml(spec);
-    request.set_source_name("s.yaml");
-    absl::StatusOr<v1::SubmitSeriesResponse> response = scheduler_->Submit(request);
-    EXPECT_TRUE(response.ok()) << response.status();
-    return response.ok() ? response->series_id() : "";
-  }
-
-  v1::SeriesStatus Series(const std::string& id) {
-    absl::StatusOr<v1::SeriesStatus> s = scheduler_->GetSeries(id);
-    EXPECT_TRUE(s.ok()) << s.status();
-    return s.ok() ? *s : v1::SeriesStatus();
-  }
-
+  std::string Submit(const std::string& spec) { return testing::SubmitSpec(*scheduler_, spec); }
+  v1::SeriesStatus Series(const std::string& id) { return testing::SeriesOf(*scheduler_, id); }
   void Update(const std::string& agent, const std::string& task_id,
               const std::function<void(v1::TaskUpdate*)>& fill) {
-    v1::TaskUpdate u;
-    u.set_task_id(task_id);
-    fill(&u);
-    scheduler_->TaskUpdated(agent, u);
+    testing::SendTaskUpdate(*scheduler_, agent, task_id, fill);
   }
 
   void StoreRecords(const std::vector<v1::RunRecord>& records) {
