@@ -21,30 +21,30 @@ bool IsKnownOutputClass(const std::string& class_type) {
                       [&](const char* c) { return class_type == c; }) != std::end(kOutputClasses);
 }
 
-std::set<std::string> OutputNodes(const Workflow& workflow, const std::vector<std::string>& image_nodes) {
+std::set<std::string> OutputNodes(const Graph& graph, const std::vector<std::string>& image_nodes) {
   std::set<std::string> linked_to;
-  for (const auto& [id, node] : workflow.nodes()) linked_to.insert(node.upstream.begin(), node.upstream.end());
+  for (const auto& [id, node] : graph.nodes()) linked_to.insert(node.upstream.begin(), node.upstream.end());
   std::set<std::string> out(image_nodes.begin(), image_nodes.end());
-  for (const auto& [id, node] : workflow.nodes()) {
+  for (const auto& [id, node] : graph.nodes()) {
     if (IsKnownOutputClass(node.class_type) || !linked_to.contains(id)) out.insert(id);
   }
   return out;
 }
 
-std::string NameNodes(const Workflow& workflow, const std::vector<std::string>& nodes) {
+std::string NameNodes(const Graph& graph, const std::vector<std::string>& nodes) {
   std::vector<std::string> names;
   for (const std::string& id : nodes) {
-    auto it = workflow.nodes().find(id);
-    names.push_back(it == workflow.nodes().end() ? id : absl::StrCat(id, " (", it->second.class_type, ")"));
+    auto it = graph.nodes().find(id);
+    names.push_back(it == graph.nodes().end() ? id : absl::StrCat(id, " (", it->second.class_type, ")"));
   }
   return absl::StrJoin(names, ", ");
 }
 
-std::vector<std::string> CachedMeasuredNodes(const Workflow& workflow, const std::vector<SetTarget>& targets,
+std::vector<std::string> CachedMeasuredNodes(const Graph& graph, const std::vector<SetTarget>& targets,
                                              const std::vector<std::string>& cached) {
   std::set<std::string> roots;
   for (const SetTarget& t : targets) roots.insert(t.node);
-  const std::set<std::string> dependent = workflow.Dependents(roots);
+  const std::set<std::string> dependent = graph.Dependents(roots);
   std::vector<std::string> out;
   for (const std::string& node : cached) {
     if (dependent.contains(node)) out.push_back(node);
@@ -52,27 +52,27 @@ std::vector<std::string> CachedMeasuredNodes(const Workflow& workflow, const std
   return out;
 }
 
-std::string ReportedCacheHitReason(v1::Phase phase, const Workflow& workflow,
+std::string ReportedCacheHitReason(v1::Phase phase, const Graph& graph,
                                    const std::vector<SetTarget>& per_run_targets, const CacheReport& report) {
   const std::vector<std::string>& cached = report.cached;
   if (cached.empty()) return "";  // the server says it reused nothing: whatever the timing, the run measured
   if (phase == v1::PHASE_COLD) {
     return absl::StrCat("cold run: execution_cached lists ", cached.size(), " node(s) after POST /free, ",
-                        NameNodes(workflow, cached), ": a cold state could not be established");
+                        NameNodes(graph, cached), ": a cold state could not be established");
   }
   if (report.executed.empty()) {
     return absl::StrCat("ComfyUI executed no node: execution_cached lists every node of the run, ",
-                        NameNodes(workflow, cached), ": nothing was measured");
+                        NameNodes(graph, cached), ": nothing was measured");
   }
-  const std::vector<std::string> measured = CachedMeasuredNodes(workflow, per_run_targets, cached);
+  const std::vector<std::string> measured = CachedMeasuredNodes(graph, per_run_targets, cached);
   if (!measured.empty()) {
     std::vector<std::string> names;
     for (const SetTarget& t : per_run_targets) names.push_back(t.name);
-    return absl::StrCat("execution_cached lists node(s) ", NameNodes(workflow, measured),
+    return absl::StrCat("execution_cached lists node(s) ", NameNodes(graph, measured),
                         " that depend on values the spec sets per run (", absl::StrJoin(names, ", "),
                         "): the work being measured was skipped");
   }
-  const std::set<std::string> outputs = OutputNodes(workflow, report.image_nodes);
+  const std::set<std::string> outputs = OutputNodes(graph, report.image_nodes);
   const bool only_outputs = std::all_of(report.executed.begin(), report.executed.end(),
                                         [&](const std::string& node) { return outputs.contains(node); });
   if (only_outputs) {
@@ -81,9 +81,9 @@ std::string ReportedCacheHitReason(v1::Phase phase, const Workflow& workflow,
       if (!outputs.contains(node)) cached_work.push_back(node);
     }
     if (cached_work.empty()) cached_work = cached;
-    return absl::StrCat("only output node(s) ", NameNodes(workflow, report.executed),
+    return absl::StrCat("only output node(s) ", NameNodes(graph, report.executed),
                         " executed; execution_cached lists the work upstream of them, ",
-                        NameNodes(workflow, cached_work), ": the work being measured was skipped");
+                        NameNodes(graph, cached_work), ": the work being measured was skipped");
   }
   return "";
 }

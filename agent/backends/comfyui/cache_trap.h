@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "agent/backends/comfyui/workflow.h"
+#include "agent/backends/comfyui/graph.h"
 #include "benchfleet/v1/record.pb.h"
 
 namespace benchfleet::agent::comfyui {
@@ -28,14 +28,14 @@ bool IsKnownOutputClass(const std::string& class_type);
 // Returns the workflow's output nodes: nodes of a known output class, nodes no other node links to
 // (ComfyUI runs a graph from its output nodes, so such a node is one, or never runs), and
 // `image_nodes` (the nodes that gave this run's images).
-std::set<std::string> OutputNodes(const Workflow& workflow, const std::vector<std::string>& image_nodes);
+std::set<std::string> OutputNodes(const Graph& graph, const std::vector<std::string>& image_nodes);
 
 // Returns "2 (ImageAddNoise), 3 (ImageScale)": each node's id and, where the workflow has it,
 // its class_type, in `nodes`' order.
-std::string NameNodes(const Workflow& workflow, const std::vector<std::string>& nodes);
+std::string NameNodes(const Graph& graph, const std::vector<std::string>& nodes);
 
 // Returns the nodes of `cached` whose result depends on a value of `targets`, in cached's order.
-std::vector<std::string> CachedMeasuredNodes(const Workflow& workflow, const std::vector<SetTarget>& targets,
+std::vector<std::string> CachedMeasuredNodes(const Graph& graph, const std::vector<SetTarget>& targets,
                                              const std::vector<std::string>& cached);
 
 // What ComfyUI reported about one finished run.
@@ -54,7 +54,7 @@ struct CacheReport {
 //   4. no node but output nodes (OutputNodes) executed: every node whose work the run measures
 //      came from the cache (e.g. only SaveImage's filename_prefix changed).
 // Every reason names the cached nodes it rests on (id and class_type).
-std::string ReportedCacheHitReason(v1::Phase phase, const Workflow& workflow,
+std::string ReportedCacheHitReason(v1::Phase phase, const Graph& graph,
                                    const std::vector<SetTarget>& per_run_targets, const CacheReport& report);
 
 // The images each set of inputs gave so far (inputs: the substituted graph's sha256).

@@ -105,7 +105,7 @@ class ComfyUiSession : public BackendSession {
 
     const RunValues values = ValuesFor(input);
     for (const auto& [name, literal] : values.literals) params[absl::StrCat("set.", name)] = literal;
-    absl::StatusOr<std::string> graph = config.workflow.Substitute(config.set, values.literals);
+    absl::StatusOr<std::string> graph = config.graph.Substitute(config.set, values.literals);
     if (!graph.ok()) return Fail(record, absl::StrCat("setting the run's values in the workflow: ", graph.status().message()));
     const std::string graph_sha256 = Sha256Hex(*graph);
     params["graph_sha256"] = graph_sha256;
@@ -236,7 +236,7 @@ class ComfyUiSession : public BackendSession {
       report.cached = execution->cached;
       report.executed = execution->executed;
       for (const comfyui::ImageRef& image : execution->images) report.image_nodes.push_back(image.node);
-      reason = comfyui::ReportedCacheHitReason(input.phase, config.workflow, PerRunTargets(), report);
+      reason = comfyui::ReportedCacheHitReason(input.phase, config.graph, PerRunTargets(), report);
     } else if (input.phase == v1::PHASE_COLD) {
       reason = "cold run: ComfyUI reported no execution_cached message, so a cold state cannot be confirmed";
     } else {
@@ -402,7 +402,7 @@ class ComfyUiSession : public BackendSession {
       return absl::InternalError(absl::StrCat("GET ", path, " answered ", got->status, ": ", QuoteBody(got->body)));
     }
     absl::StatusOr<std::optional<Execution>> parsed =
-        comfyui::ParseHistory(got->body, prompt_id, s_->config.workflow.node_ids());
+        comfyui::ParseHistory(got->body, prompt_id, s_->config.graph.node_ids());
     if (!parsed.ok()) return absl::InternalError(absl::StrCat("GET ", path, ": ", parsed.status().message()));
     return parsed;
   }
@@ -548,7 +548,7 @@ class ComfyUiBackend : public Backend {
     std::vector<std::string> device_names;
     for (const comfyui::Device& d : stats->devices) device_names.push_back(absl::StrCat(d.name, " (", d.type, ")"));
     condition("devices", absl::StrJoin(device_names, "; "));
-    info.params["workflow_sha256"] = Sha256Hex(s_->config.workflow.text());
+    info.params["workflow_sha256"] = Sha256Hex(s_->config.graph.text());
     info.params["workflow_file"] = kWorkflowCopy;
     info.params["url"] = s_->config.url;
     info.params["distinct_runs"] = s_->config.distinct_runs ? "true" : "false";
@@ -585,7 +585,7 @@ absl::StatusOr<std::unique_ptr<Backend>> NewComfyUiBackendWith(const YAML::Node&
     // The workflow as run, verbatim, beside the records.
     if (absl::Status s = context.env->CreateDirs(context.work_dir); !s.ok()) return s;
     if (absl::Status s = context.env->WriteFileAtomically(JoinPath(context.work_dir, kWorkflowCopy),
-                                                          shared->config.workflow.text());
+                                                          shared->config.graph.text());
         !s.ok()) {
       return s;
     }

@@ -66,11 +66,11 @@ absl::StatusOr<ComfyUiConfig> ParseComfyUiSection(const YAML::Node& section, con
     return kSection.ErrorAt(workflow,
                             absl::StrCat(kSection.Key("workflow"), " ", *path, ": ", text.status().message()));
   }
-  absl::StatusOr<Workflow> graph = Workflow::Parse(*text);
+  absl::StatusOr<Graph> graph = Graph::Parse(*text);
   if (!graph.ok())
     return kSection.ErrorAt(workflow,
                             absl::StrCat(kSection.Key("workflow"), " ", *path, ": ", graph.status().message()));
-  config.workflow = std::move(*graph);
+  config.graph = std::move(*graph);
 
   if (const YAML::Node set = section["set"]) {
     if (!set.IsMap() || set.size() == 0) {
@@ -98,8 +98,8 @@ absl::StatusOr<ComfyUiConfig> ParseComfyUiSection(const YAML::Node& section, con
       if (!input.ok()) return input.status();
       t.node = *node;
       t.input = *input;
-      auto it = config.workflow.nodes().find(t.node);
-      if (it == config.workflow.nodes().end()) {
+      auto it = config.graph.nodes().find(t.node);
+      if (it == config.graph.nodes().end()) {
         return kSection.ErrorAt(target["node"],
                                 absl::StrCat(kSection.Key(key), ": the workflow has no node \"", t.node, "\""));
       }

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/backends/backend.h"
-#include "agent/backends/comfyui/workflow.h"
+#include "agent/backends/comfyui/graph.h"
 #include "agent/config/allow_list.h"
 #include "common/env.h"
 #include "yaml-cpp/yaml.h"
@@ -27,7 +27,7 @@ inline constexpr const char* kSettableNames[] = {"seed", "steps", "prompt", "wid
 struct ComfyUiConfig {
   std::string url;            // base URL without a final '/', e.g. http://127.0.0.1:8188
   std::string workflow_path;  // as given
-  Workflow workflow;          // the file's text, verbatim, and its graph
+  Graph graph;                // the workflow file: its text, verbatim, and its graph
   std::vector<SetTarget> set;  // in the spec's order
   std::vector<uint64_t> seeds;
   std::optional<int64_t> steps;

@@ -2,7 +2,7 @@
 
 #include "agent/backends/comfyui/cache_trap.h"
 #include "agent/backends/comfyui/comfyui_protocol.h"
-#include "agent/backends/comfyui/workflow.h"
+#include "agent/backends/comfyui/graph.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -16,9 +16,9 @@ using ::testing::IsEmpty;
 
 // The captures' graph: 1 EmptyImage -> 2 ImageAddNoise(seed) -> 3 ImageScale -> 5 ImageScale ->
 // 4 SaveImage(filename_prefix).
-Workflow CapturedGraph() {
+Graph CapturedGraph() {
   const nlohmann::json body = testing::Capture("post_prompt_ok_run1_first.json");
-  absl::StatusOr<Workflow> w = Workflow::Parse(body["request"]["body"]["prompt"].dump());
+  absl::StatusOr<Graph> w = Graph::Parse(body["request"]["body"]["prompt"].dump());
   EXPECT_TRUE(w.ok()) << w.status();
   return *w;
 }
@@ -26,7 +26,7 @@ Workflow CapturedGraph() {
 const std::vector<SetTarget> kSeed = {{"seed", "2", "seed"}};
 
 TEST(WorkflowTest, ParsesNodesAndLinks) {
-  const Workflow w = CapturedGraph();
+  const Graph w = CapturedGraph();
   EXPECT_THAT(w.node_ids(), ElementsAre("1", "2", "3", "4", "5"));
   EXPECT_EQ(w.nodes().at("2").class_type, "ImageAddNoise");
   EXPECT_THAT(w.nodes().at("2").upstream, ElementsAre("1"));
@@ -36,18 +36,18 @@ TEST(WorkflowTest, ParsesNodesAndLinks) {
 }
 
 TEST(WorkflowTest, RefusesWhatIsNotAnApiGraph) {
-  EXPECT_EQ(Workflow::Parse("{").status(), absl::InvalidArgumentError("the workflow is not JSON"));
-  EXPECT_EQ(Workflow::Parse(R"({"nodes": [], "links": []})").status(),
+  EXPECT_EQ(Graph::Parse("{").status(), absl::InvalidArgumentError("the workflow is not JSON"));
+  EXPECT_EQ(Graph::Parse(R"({"nodes": [], "links": []})").status(),
             absl::InvalidArgumentError(
                 "the workflow is in ComfyUI's UI format (nodes and links lists); export it with \"Save (API)\""));
-  EXPECT_EQ(Workflow::Parse(R"({"1": {"inputs": {}}})").status(),
+  EXPECT_EQ(Graph::Parse(R"({"1": {"inputs": {}}})").status(),
             absl::InvalidArgumentError("the workflow's node 1 has no class_type"));
-  EXPECT_EQ(Workflow::Parse(R"({"1": {"class_type": "A", "inputs": {"x": ["9", 0]}}})").status(),
+  EXPECT_EQ(Graph::Parse(R"({"1": {"class_type": "A", "inputs": {"x": ["9", 0]}}})").status(),
             absl::InvalidArgumentError("the workflow's node 1 links to node 9, which is not in the graph"));
 }
 
 TEST(WorkflowTest, SubstitutesValues) {
-  const Workflow w = CapturedGraph();
+  const Graph w = CapturedGraph();
   absl::StatusOr<std::string> graph =
       w.Substitute({{"seed", "2", "seed"}, {"prompt", "4", "filename_prefix"}}, {{"seed", "43"}, {"prompt", "\"x\""}});
   ASSERT_TRUE(graph.ok()) << graph.status();
@@ -61,8 +61,8 @@ TEST(WorkflowTest, SubstitutesValues) {
 // The SD 1.5 example graph, abridged from examples/series/sd15-txt2img.workflow.json (not a
 // capture): 4 CheckpointLoaderSimple, 5 EmptyLatentImage, 6/7 CLIPTextEncode, 3 KSampler, 8
 // VAEDecode, 9 SaveImage.
-Workflow Sd15Graph() {
-  absl::StatusOr<Workflow> w = Workflow::Parse(R"({
+Graph Sd15Graph() {
+  absl::StatusOr<Graph> w = Graph::Parse(R"({
     "3": {"class_type": "KSampler", "inputs": {"seed": 42, "model": ["4", 0], "positive": ["6", 0],
           "negative": ["7", 0], "latent_image": ["5", 0]}},
     "4": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "v1-5-pruned-emaonly.safetensors"}},
@@ -98,7 +98,7 @@ TEST(CacheTrapTest, OutputNodesOfTheGraphs) {
   EXPECT_TRUE(IsKnownOutputClass("PreviewImage"));
   EXPECT_FALSE(IsKnownOutputClass("KSampler"));
   // A custom output node the agent does not know: nothing links to it, so it is one.
-  absl::StatusOr<Workflow> custom = Workflow::Parse(R"({
+  absl::StatusOr<Graph> custom = Graph::Parse(R"({
     "1": {"class_type": "EmptyImage", "inputs": {"width": 8}},
     "2": {"class_type": "MyUploader", "inputs": {"image": ["1", 0]}}})");
   ASSERT_TRUE(custom.ok());
@@ -109,7 +109,7 @@ TEST(CacheTrapTest, OutputNodesOfTheGraphs) {
 }
 
 TEST(CacheTrapTest, NodesDependingOnPerRunValues) {
-  const Workflow w = CapturedGraph();
+  const Graph w = CapturedGraph();
   EXPECT_THAT(CachedMeasuredNodes(w, kSeed, {"1", "2", "3", "5", "4"}), ElementsAre("2", "3", "5", "4"));
   EXPECT_THAT(CachedMeasuredNodes(w, kSeed, {"1"}), IsEmpty());
   EXPECT_THAT(CachedMeasuredNodes(w, kNoTargets, {"1", "2"}), IsEmpty());
@@ -119,7 +119,7 @@ TEST(CacheTrapTest, NodesDependingOnPerRunValues) {
 // no per-run value reaches, came from the cache, or nothing did. Not a cache hit, with or without
 // a `set` section, whatever the phase.
 TEST(CacheTrapTest, CapturedRunsThatExecutedTheirWork) {
-  const Workflow w = CapturedGraph();
+  const Graph w = CapturedGraph();
   for (int run : {1, 3, 5, 6, 7}) {
     const CacheReport report = CapturedRun(run);
     EXPECT_EQ(ReportedCacheHitReason(v1::PHASE_WARM, w, kSeed, report), "") << run;
@@ -135,7 +135,7 @@ TEST(CacheTrapTest, CapturedRunsThatExecutedTheirWork) {
 // Captured run 2, identical to run 1: ComfyUI executed no node. A cache hit even without a `set`
 // section (the bug: a spec without one never used the report).
 TEST(CacheTrapTest, CapturedRunWithNoNodeExecuted) {
-  const Workflow w = CapturedGraph();
+  const Graph w = CapturedGraph();
   const CacheReport run2 = CapturedRun(2);
   EXPECT_THAT(run2.executed, IsEmpty());
   const std::string expected =
@@ -149,7 +149,7 @@ TEST(CacheTrapTest, CapturedRunWithNoNodeExecuted) {
 // Captured run 4: only SaveImage's filename_prefix changed, so ComfyUI ran node 4 alone and took
 // the rest from its cache.
 TEST(CacheTrapTest, CapturedPrefixOnlyChange) {
-  const Workflow w = CapturedGraph();
+  const Graph w = CapturedGraph();
   const CacheReport run4 = CapturedRun(4);
   EXPECT_THAT(run4.cached, ElementsAre("1", "2", "3", "5"));
   EXPECT_THAT(run4.executed, ElementsAre("4"));
@@ -167,7 +167,7 @@ TEST(CacheTrapTest, CapturedPrefixOnlyChange) {
 
 // The same verdicts from /history's status messages (a run followed by polling).
 TEST(CacheTrapTest, CapturedHistoryReports) {
-  const Workflow w = CapturedGraph();
+  const Graph w = CapturedGraph();
   for (const char* name : {"get_history_run1_first.json", "get_history_run2_identical.json"}) {
     const nlohmann::json capture = testing::Capture(name);
     const std::string id = capture["body_json"].begin().key();
@@ -191,7 +191,7 @@ TEST(CacheTrapTest, CapturedHistoryReports) {
 // nodes whose cached output is not None). Such a report is never a cache hit, however fast the run.
 // The report below is written from ComfyUI's source, not captured.
 TEST(CacheTrapTest, NothingCachedIsNeverACacheHit) {
-  const Workflow w = CapturedGraph();
+  const Graph w = CapturedGraph();
   const CacheReport none{{}, {"1", "2", "3", "5", "4"}, {"4"}};
   for (v1::Phase phase : {v1::PHASE_VALIDATION, v1::PHASE_COLD, v1::PHASE_WARM}) {
     EXPECT_EQ(ReportedCacheHitReason(phase, w, kSeed, none), "");
@@ -202,7 +202,7 @@ TEST(CacheTrapTest, NothingCachedIsNeverACacheHit) {
 }
 
 TEST(CacheTrapTest, ColdRunWithCachedNodes) {
-  const Workflow w = CapturedGraph();
+  const Graph w = CapturedGraph();
   // Captured run 3's report, as a cold run's: the prompt right after /free still found node 1.
   EXPECT_EQ(ReportedCacheHitReason(v1::PHASE_COLD, w, kSeed, CapturedRun(3)),
             "cold run: execution_cached lists 1 node(s) after POST /free, 1 (EmptyImage): a cold state could not be "
@@ -213,7 +213,7 @@ TEST(CacheTrapTest, ColdRunWithCachedNodes) {
 }
 
 TEST(CacheTrapTest, Sd15PartialCacheIsTheWarmState) {
-  const Workflow w = Sd15Graph();
+  const Graph w = Sd15Graph();
   const std::vector<SetTarget> seed = {{"seed", "3", "seed"}};
   // A new seed: the loader, the encoders and the empty latent come from the cache, as they should.
   const CacheReport new_seed{{"4", "5", "6", "7"}, {"3", "8", "9"}, {"9"}};

@@ -1,4 +1,4 @@
-#include "agent/backends/comfyui/workflow.h"
+#include "agent/backends/comfyui/graph.h"
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
@@ -7,7 +7,7 @@ namespace benchfleet::agent::comfyui {
 
 using Json = nlohmann::json;
 
-absl::StatusOr<Workflow> Workflow::Parse(std::string_view text) {
+absl::StatusOr<Graph> Graph::Parse(std::string_view text) {
   const Json json = Json::parse(text.begin(), text.end(), nullptr, false);
   if (json.is_discarded()) return absl::InvalidArgumentError("the workflow is not JSON");
   if (!json.is_object() || json.empty()) {
@@ -17,13 +17,13 @@ absl::StatusOr<Workflow> Workflow::Parse(std::string_view text) {
     return absl::InvalidArgumentError(
         "the workflow is in ComfyUI's UI format (nodes and links lists); export it with \"Save (API)\"");
   }
-  Workflow w;
+  Graph w;
   w.text_ = std::string(text);
   for (const auto& [id, node] : json.items()) {
     if (!node.is_object() || !node.contains("class_type") || !node["class_type"].is_string()) {
       return absl::InvalidArgumentError(absl::StrCat("the workflow's node ", id, " has no class_type"));
     }
-    WorkflowNode n;
+    GraphNode n;
     n.class_type = node["class_type"].get<std::string>();
     if (node.contains("inputs")) {
       if (!node["inputs"].is_object()) {
@@ -49,13 +49,13 @@ absl::StatusOr<Workflow> Workflow::Parse(std::string_view text) {
   return w;
 }
 
-std::vector<std::string> Workflow::node_ids() const {
+std::vector<std::string> Graph::node_ids() const {
   std::vector<std::string> ids;
   for (const auto& [id, node] : nodes_) ids.push_back(id);
   return ids;
 }
 
-absl::StatusOr<std::string> Workflow::Substitute(const std::vector<SetTarget>& targets,
+absl::StatusOr<std::string> Graph::Substitute(const std::vector<SetTarget>& targets,
                                                  const std::map<std::string, std::string>& values) const {
   Json json = Json::parse(text_, nullptr, false);
   for (const SetTarget& t : targets) {
@@ -73,7 +73,7 @@ absl::StatusOr<std::string> Workflow::Substitute(const std::vector<SetTarget>& t
   return json.dump();
 }
 
-std::set<std::string> Workflow::Dependents(const std::set<std::string>& roots) const {
+std::set<std::string> Graph::Dependents(const std::set<std::string>& roots) const {
   std::set<std::string> out(roots);
   bool grew = true;
   while (grew) {  // graphs are small: iterate to the fixed point
