@@ -85,7 +85,7 @@ TEST(ParseInlineTest, TheGuidesInlineTextWritesBackUnchanged) {
   for (const std::string line : {"**Contents**: [Decision tables](#decision-tables) · [Rules](#rules)",
                                  "`tiny.gguf`: meets interactive (1823 [S336] tokens/s).",
                                  "`a\\|b` — `gpu` — run `r1` (call `2`) — `FAILED`: `bad \"<x>\" & more`",
-                                 "52.9 [S1] – 60.0 [S2] (`95%` CI)", "**SIMULATED**", "— x \\| y", "2 ** 3 a*b"}) {
+                                 "52.9 [S1] – 60.0 [S2] (`95%` CI)", "**SIMULATED**", "— x \\| y", "2 \\*\\* 3 a\\*b"}) {
     EXPECT_EQ(Line(ParseInline(line)), line);
   }
 }
