@@ -16,7 +16,7 @@
 namespace benchfleet::synthesis {
 namespace {
 
-// A size as the conditions recorded it, in GiB ("80 GiB", "15,5 Gio"), for a Code() span: it is
+// A size as the conditions recorded it, in GiB ("80 GiB", "15,5 Gio"), for a code span: it is
 // quoted, not a figure of the guide (no source row). Below one GiB, MiB.
 std::string SizeText(uint64_t bytes, Lang lang, const Messages& m) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

@@ -233,9 +233,8 @@ void RenderAnswer(const GuideModel& model, Lang lang, Document& doc) {
                                                       {"verdict", MeetsText(verdict, met, missed, m)},
                                                       {"details", JoinSpans(details, ", ")}}));
     }
-    items.push_back(ListItem{FillSpans(m.answer_task, {{"task", CodeSpans(d.task)},
-                                                       {"uses", JoinSpans(machines, lang == Lang::kFr ? " ; " : "; ")}}),
-                             {}});
+    Spans uses = JoinSpans(machines, lang == Lang::kFr ? " ; " : "; ");
+    items.push_back(ListItem{FillSpans(m.answer_task, {{"task", CodeSpans(d.task)}, {"uses", uses}}), {}});
   }
   doc.List(std::move(items));
 }

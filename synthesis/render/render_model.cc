@@ -80,7 +80,8 @@ void RenderTaskTargets(const TaskVerdicts& tv, Lang lang, const ModelMessages& m
     doc.Paragraph(Wording(m.no_targets));
     return;
   }
-  doc.Paragraph(FillSpans(m.task_entry, {{"match", CodeSpans(tv.targets->match)}, {"item", ItemWord(tv.item, false, m)}}));
+  doc.Paragraph(
+      FillSpans(m.task_entry, {{"match", CodeSpans(tv.targets->match)}, {"item", ItemWord(tv.item, false, m)}}));
   // The target figures are sources only once a setting cites them.
   if (tv.cells.empty()) return;
   const CellVerdict& first = tv.cells.front();

@@ -76,13 +76,13 @@ void RenderOutputsSection(const GuideModel& model, Lang lang, Document& doc) {
                          {"call", CodeSpans(std::to_string(reference.first.call_index))}});
       for (size_t i = 0; i < c.mismatches.size() && i < kShownMismatches; ++i) {
         const OutputMismatch& x = c.mismatches[i];
-        runs.push_back(ListItem{FillSpans(m.outputs_mismatch_run, {{"machine", CodeSpans(x.run.machine)},
-                                                                   {"run", ShortId(x.run.run_id)},
-                                                                   {"ref", TextSpans("[" + x.source.source_id + "]")},
-                                                                   {"phase", Wording(PhaseWording(m, x.run.phase))},
-                                                                   {"call", CodeSpans(std::to_string(x.run.call_index))},
-                                                                   {"found", CodeSpans(x.outputs)}}),
-                                {}});
+        Spans run = FillSpans(m.outputs_mismatch_run, {{"machine", CodeSpans(x.run.machine)},
+                                                       {"run", ShortId(x.run.run_id)},
+                                                       {"ref", TextSpans("[" + x.source.source_id + "]")},
+                                                       {"phase", Wording(PhaseWording(m, x.run.phase))},
+                                                       {"call", CodeSpans(std::to_string(x.run.call_index))},
+                                                       {"found", CodeSpans(x.outputs)}});
+        runs.push_back(ListItem{std::move(run), {}});
       }
       if (c.mismatches.size() > kShownMismatches) runs.push_back(ListItem{TextSpans("…"), {}});
     } else {

@@ -1,7 +1,7 @@
 // The spread beside a median in the guide's text: " (95% CI 40.6 [S4] – 42.7 [S5], CV 3.13 [S7] %)"
 // from the analysis' Spread (spread_figures.h), and the note of "How to read" that says how it is
-// computed, as spans (spans.h). Every number is a Ref() or, for the method's constants, a code span. Internal to
-// synthesis/render; pure functions; thread-safe.
+// computed, as spans (spans.h). Every number is a RefSpans() figure or, for the method's constants,
+// a code span. Internal to synthesis/render; pure functions; thread-safe.
 #ifndef BENCHFLEET_SYNTHESIS_RENDER_SPREAD_TEXT_H_
 #define BENCHFLEET_SYNTHESIS_RENDER_SPREAD_TEXT_H_
 

@@ -79,8 +79,8 @@ TEST(ParseInlineTest, MarkupThatDoesNotCloseIsText) {
   EXPECT_EQ(spans[3].text, " `unclosed **x [y] z ![w]");
 }
 
-// What the section writers compose (Code() spans, Ref() figures, "\|" in cells, catalogue
-// templates) comes back byte for byte.
+// The guide's inline Markdown (code spans, figures, "\|" in cells, catalogue templates) comes
+// back byte for byte.
 TEST(ParseInlineTest, TheGuidesInlineTextWritesBackUnchanged) {
   for (const std::string line : {"**Contents**: [Decision tables](#decision-tables) · [Rules](#rules)",
                                  "`tiny.gguf`: meets interactive (1823 [S336] tokens/s).",
