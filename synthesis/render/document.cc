@@ -1,10 +1,10 @@
 // The document tree's builders and its Markdown writer (document.h).
 #include "synthesis/render/document.h"
 
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
-#include "synthesis/render/inline_text.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -21,22 +21,82 @@ std::string EscapePipes(std::string_view text) {
   return out;
 }
 
-void WriteSpans(const Spans& spans, std::string& out) {
+bool IsAlnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Text as literal Markdown, so that text from the data never reads as markup: \ ` * < > & and |
+// are backslash-escaped everywhere; "_" unless inside a word ("cache_prompt" cannot open emphasis);
+// a bracket only where it could make a link (a "]" before "(", any bracket in a link's label), so
+// that "52.9 [S3]" stays as the guide prints it. A "(" never
+// starts the span after a text span (adjacent text joins; other spans start with ` * [ or !).
+std::string EscapeText(std::string_view text, bool in_label = false) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    switch (c) {
+      case '\\': case '`': case '*': case '<': case '>': case '&': case '|': out += '\\'; break;
+      case '_':
+        if (i == 0 || i + 1 == text.size() || !IsAlnum(text[i - 1]) || !IsAlnum(text[i + 1])) out += '\\';
+        break;
+      case '[':
+        if (in_label) out += '\\';
+        break;
+      case ']':
+        if (in_label || (i + 1 < text.size() && text[i + 1] == '(')) out += '\\';
+        break;
+      default: break;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// An image's alt text on one line: newlines and tabs become one space, trailing spaces dropped.
+std::string OneLine(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      if (out.empty() || out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// A code span fenced by more backticks than any run inside it (one when there is none, as
+// CodeSpans() leaves it), padded by a space when its text starts or ends with a backtick.
+std::string CodeText(std::string_view text) {
+  size_t longest = 0;
+  for (size_t i = 0; i < text.size();) {
+    size_t n = 0;
+    while (i + n < text.size() && text[i + n] == '`') ++n;
+    longest = std::max(longest, n);
+    i += n > 0 ? n : 1;
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = !text.empty() && (text.front() == '`' || text.back() == '`');
+  const std::string space = pad ? " " : "";
+  return fence + space + EscapePipes(text) + space + fence;
+}
+
+void WriteSpans(const Spans& spans, std::string& out, bool in_label = false) {
   for (const Span& s : spans) {
     switch (s.kind) {
-      case Span::Kind::kText: out += EscapePipes(s.text); break;
-      case Span::Kind::kCode: out += "`" + EscapePipes(s.text) + "`"; break;
+      case Span::Kind::kText: out += EscapeText(s.text, in_label); break;
+      case Span::Kind::kCode: out += CodeText(s.text); break;
       case Span::Kind::kBold:
         out += "**";
-        WriteSpans(s.children, out);
+        WriteSpans(s.children, out, in_label);
         out += "**";
         break;
       case Span::Kind::kLink:
         out += "[";
-        WriteSpans(s.children, out);
+        WriteSpans(s.children, out, true);
         out += "](" + s.target + ")";
         break;
-      case Span::Kind::kImage: out += "![" + MdCell(s.text) + "](" + s.target + ")"; break;
+      case Span::Kind::kImage: out += "![" + EscapeText(OneLine(s.text), true) + "](" + s.target + ")"; break;
     }
   }
 }
@@ -145,7 +205,7 @@ std::string WriteMarkdown(const Document& document) {
         out += "\n";
         for (const std::vector<Spans>& row : b.rows) WriteRow(row, out);
         break;
-      case Block::Kind::kFigure: out += "![" + MdCell(b.alt) + "](" + b.chart + ")\n"; break;
+      case Block::Kind::kFigure: out += "![" + EscapeText(OneLine(b.alt), true) + "](" + b.chart + ")\n"; break;
     }
   }
   return out;

@@ -66,7 +66,9 @@ struct Document {
 // The document in Markdown (GitHub's), the guide's guide.<lang>.md: blocks separated by a blank
 // line, "- " lists nested by two spaces, pipe tables, a figure as an image, pipes escaped "\|" (in
 // code spans too, as a table cell needs) and a collapsed heading preceded by the line
-// "<!-- collapsed -->", which Markdown viewers hide.
+// "<!-- collapsed -->", which Markdown viewers hide. A text span is written literally: \ ` * < > &
+// and | are backslash-escaped, "_" outside a word, a bracket where it could make a link, so a value
+// from the data never reads as markup; a code span is fenced by more backticks than it holds.
 std::string WriteMarkdown(const Document& document);
 
 }  // namespace benchfleet::synthesis

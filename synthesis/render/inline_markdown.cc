@@ -1,4 +1,4 @@
-// ParseInline (inline_markdown.h): one line of the catalogue's inline Markdown as spans.
+// ParseInline (inline_markdown.h): one catalogue constant's inline Markdown as spans.
 #include "synthesis/render/inline_markdown.h"
 
 #include <string>
@@ -93,7 +93,7 @@ Spans ParseInline(std::string_view s) {
         continue;
       }
       std::string code(s.substr(i + n, end - i - n));
-      // "\|" is the table's escaped pipe, inside code spans too (Code() writes it).
+      // "\|" is the table's escaped pipe, inside code spans too (as WriteMarkdown writes it).
       for (size_t p = 0; (p = code.find("\\|", p)) != std::string::npos;) code.erase(p, 1), ++p;
       out.push_back(CodeSpan(std::move(code)));
       i = end + n;
@@ -134,15 +134,6 @@ Spans ParseInline(std::string_view s) {
     AddText(out, s.substr(i, next - i));
     i = next;
   }
-  return out;
-}
-
-ListItem ParseItem(std::string_view markdown) { return ListItem{ParseInline(markdown), {}}; }
-
-std::vector<Spans> ParseCells(const std::vector<std::string>& cells) {
-  std::vector<Spans> out;
-  out.reserve(cells.size());
-  for (const std::string& cell : cells) out.push_back(ParseInline(cell));
   return out;
 }
 

@@ -22,38 +22,6 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
-std::string MdCell(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n' || c == '\r' || c == '\t') {
-      if (out.empty() || out.back() != ' ') out += ' ';
-    } else if (c == '|') {
-      out += "\\|";
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
-std::string Code(std::string_view text) {
-  if (text.empty()) return "—";  // an empty code span cannot be written in Markdown
-  std::string inner;
-  for (char c : text) {
-    if (c == '`') {
-      inner += '\'';
-    } else if (c == '\n' || c == '\r' || c == '\t') {
-      inner += ' ';
-    } else if (c == '|') {
-      inner += "\\|";
-    } else {
-      inner += c;
-    }
-  }
-  return "`" + inner + "`";
-}
-
 std::string XmlEscape(std::string_view text) {
   std::string out;
   for (char c : text) {

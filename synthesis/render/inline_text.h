@@ -1,5 +1,6 @@
-// Text helpers shared by the render step's files: Markdown cells, XML escaping, fixed-point text
-// and the "figure [S12]" reference form. Internal to synthesis/render.
+// Text shared by the render step's files: XML escaping, fixed-point text, the "figure [S12]"
+// reference form, figure names and the French figure words. Plain strings (the charts' SVG text,
+// and what spans.h turns into spans); none of it is Markdown. Internal to synthesis/render.
 #ifndef BENCHFLEET_SYNTHESIS_RENDER_INLINE_TEXT_H_
 #define BENCHFLEET_SYNTHESIS_RENDER_INLINE_TEXT_H_
 
@@ -16,14 +17,6 @@ namespace benchfleet::synthesis {
 std::string Fixed(double v, int decimals);
 
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
-
-// Markdown table cell / inline text: one line, pipes escaped.
-std::string MdCell(std::string_view text);
-
-// Inline code span holding verbatim text (identifiers, versions, dates, record text): backticks
-// inside are replaced by "'", newlines by spaces; empty text gives "—". The guide's number test
-// ignores code spans.
-std::string Code(std::string_view text);
 
 // XML/HTML escaping of text and attribute values (& < > "); newlines and tabs become spaces.
 std::string XmlEscape(std::string_view text);
@@ -46,7 +39,8 @@ std::string FigureName(const std::string& label, const std::string& unit, Lang l
 // moyenne"), and elsewhere "token(s)" reads "jeton(s)", "MiB"/"GiB" "Mio"/"Gio". English: as is.
 std::string LocalWords(std::string_view text, Lang lang);
 
-// Replaces "{name}" placeholders of a catalogue template by `values` (missing names stay as is).
+// Replaces "{name}" placeholders of a catalogue template by `values` (missing names stay as is):
+// plain text, for the charts' SVG (escaped there); the guide's spans use FillSpans (spans.h).
 std::string Fill(std::string_view tmpl, const std::vector<std::pair<std::string, std::string>>& values);
 
 }  // namespace benchfleet::synthesis

@@ -12,7 +12,6 @@
 
 #include "synthesis/render/document.h"
 #include "synthesis/render/html.h"
-#include "synthesis/render/inline_markdown.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/messages_charts.h"
 #include "synthesis/render/messages_model.h"
@@ -20,6 +19,7 @@
 #include "synthesis/render/chart_axes.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/sections.h"
+#include "synthesis/render/spans.h"
 #include "synthesis/render/spread_text.h"
 
 namespace benchfleet::synthesis {
@@ -39,9 +39,9 @@ bool HasMemory(const Analysis& a, const std::string& task) {
                      [&task](const Cell& c) { return c.key.task == task && !c.memory.empty(); });
 }
 
-std::string Title(const Analysis& a, const Messages& m) {
-  std::string t(m.title);
-  if (a.simulated) t += " (" + std::string(m.simulated) + ")";
+Spans Title(const Analysis& a, const Messages& m) {
+  Spans t = Wording(m.title);
+  if (a.simulated) t += " (" + Wording(m.simulated) + ")";
   return t;
 }
 
@@ -71,55 +71,53 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
   std::vector<std::vector<Spans>> rows;
   for (const Cell& c : a.cells) {
     if (c.key.task != task) continue;
-    std::string values;
+    Spans values;
     if (c.distribution_only && c.min && c.q1 && c.median && c.q3 && c.max) {
-      values = std::string(m.distribution) + ": " + std::string(m.dist_min) + " " + Ref(*c.min, lang) + ", " +
-               std::string(m.dist_q1) + " " + Ref(*c.q1, lang) + ", " + std::string(m.dist_median) + " " +
-               Ref(*c.median, lang) + ", " + std::string(m.dist_q3) + " " + Ref(*c.q3, lang) + ", " +
-               std::string(m.dist_max) + " " + Ref(*c.max, lang);
+      values = Wording(m.distribution) + ": " + Wording(m.dist_min) + " " + RefSpans(*c.min, lang) + ", " +
+               Wording(m.dist_q1) + " " + RefSpans(*c.q1, lang) + ", " + Wording(m.dist_median) + " " +
+               RefSpans(*c.median, lang) + ", " + Wording(m.dist_q3) + " " + RefSpans(*c.q3, lang) + ", " +
+               Wording(m.dist_max) + " " + RefSpans(*c.max, lang);
     } else {
-      std::vector<std::string> list;
-      for (const RunFigure& rf : c.runs) list.push_back(Ref(rf.figure, lang));
-      values = list.empty() ? std::string(m.none_value) : Join(list, ", ");
+      std::vector<Spans> list;
+      for (const RunFigure& rf : c.runs) list.push_back(RefSpans(rf.figure, lang));
+      values = list.empty() ? Wording(m.none_value) : JoinSpans(list, ", ");
     }
     // One run has a value, not a range (its value is already listed).
-    std::string range = c.min && c.max && c.runs.size() > 1 ? Ref(*c.min, lang) + " – " + Ref(*c.max, lang)
-                                                             : std::string(m.none_value);
-    std::string median = c.median ? Ref(*c.median, lang) + SpreadText(c.spread, lang) : std::string(m.none_value);
+    Spans range = c.min && c.max && c.runs.size() > 1 ? RefSpans(*c.min, lang) + " – " + RefSpans(*c.max, lang)
+                                                       : Wording(m.none_value);
+    Spans median = c.median ? RefSpans(*c.median, lang) + SpreadText(c.spread, lang) : Wording(m.none_value);
     std::string metric = FigureName(c.label, c.unit, lang);
-    auto ident = [&m](const std::string& text) { return text.empty() ? std::string(m.none_value) : Code(text); };
-    rows.push_back(ParseCells({ident(c.key.machine), ident(c.key.backend), ident(c.key.mode), ident(c.key.matrix),
-                               std::string(PhaseWording(m, c.key.phase)), Code(metric), values, range, median,
-                               c.excluded_count ? RefCount(*c.excluded_count) : std::string(m.none_value)}));
+    auto ident = [&m](const std::string& text) { return text.empty() ? Wording(m.none_value) : CodeSpans(text); };
+    rows.push_back({ident(c.key.machine), ident(c.key.backend), ident(c.key.mode), ident(c.key.matrix),
+                    Wording(PhaseWording(m, c.key.phase)), CodeSpans(metric), values, range, median,
+                    c.excluded_count ? RefCountSpans(*c.excluded_count) : Wording(m.none_value)});
   }
-  doc.Table(ParseCells({std::string(m.col_machine), std::string(m.col_backend), std::string(m.col_mode),
-                        std::string(m.col_matrix), std::string(m.col_phase), std::string(m.col_metric),
-                        std::string(m.col_runs), std::string(m.col_range), std::string(m.col_median),
-                        std::string(m.col_excluded)}),
+  doc.Table({Wording(m.col_machine), Wording(m.col_backend), Wording(m.col_mode), Wording(m.col_matrix),
+             Wording(m.col_phase), Wording(m.col_metric), Wording(m.col_runs), Wording(m.col_range),
+             Wording(m.col_median), Wording(m.col_excluded)},
             std::move(rows));
   // Further headline figures per cell, under the table, by the backend's rank.
   std::vector<ListItem> further;
   for (const Cell& c : a.cells) {
     if (c.key.task != task || c.further.empty()) continue;
-    ListItem& cell = further.emplace_back(ListItem{ParseInline(Code(KeyLabel(c.key, m))), {}});
+    ListItem& cell = further.emplace_back(ListItem{CodeSpans(KeyLabel(c.key, m)), {}});
     for (const FurtherFigure& f : c.further) {
       // In ms when the analysis gives it (seconds under one).
       const bool ms = f.median_ms || f.min_ms;
       const std::optional<Figure>& median = ms ? f.median_ms : f.median;
       const std::optional<Figure>& min = ms ? f.min_ms : f.min;
       const std::optional<Figure>& max = ms ? f.max_ms : f.max;
-      std::string value = median       ? std::string(m.dist_median) + " " + Ref(*median, lang) +
-                                           SpreadText(ms ? f.spread_ms : f.spread, lang)
-                          : min && max ? Ref(*min, lang) + " – " + Ref(*max, lang)
-                          : min        ? Ref(*min, lang)
-                                       : std::string(m.none_value);
-      cell.items.push_back(ListItem{ParseInline(Code(FigureName(f.label, ms ? "ms" : f.unit, lang)) +
-                                                (lang == Lang::kFr ? " : " : ": ") + value),
-                                    {}});
+      Spans value = median       ? Wording(m.dist_median) + " " + RefSpans(*median, lang) +
+                                     SpreadText(ms ? f.spread_ms : f.spread, lang)
+                    : min && max ? RefSpans(*min, lang) + " – " + RefSpans(*max, lang)
+                    : min        ? RefSpans(*min, lang)
+                                 : Wording(m.none_value);
+      cell.items.push_back(ListItem{
+          CodeSpans(FigureName(f.label, ms ? "ms" : f.unit, lang)) + (lang == Lang::kFr ? " : " : ": ") + value, {}});
     }
   }
   if (!further.empty()) {
-    doc.Paragraph(ParseInline("**" + std::string(m.further_heading) + "** (" + std::string(m.further_note) + ")"));
+    doc.Paragraph(Spans{BoldSpan(Wording(m.further_heading))} + " (" + Wording(m.further_note) + ")");
     doc.List(std::move(further));
   }
   // Memory per cell and kind, under the table: the kind's own wording, its scope and the record's
@@ -128,17 +126,18 @@ void RenderTable(const Analysis& a, const std::string& task, Lang lang, const Me
   std::vector<ListItem> memory;
   for (const Cell& c : a.cells) {
     if (c.key.task != task || c.memory.empty()) continue;
-    ListItem& cell = memory.emplace_back(ListItem{ParseInline(Code(KeyLabel(c.key, m))), {}});
+    ListItem& cell = memory.emplace_back(ListItem{CodeSpans(KeyLabel(c.key, m)), {}});
     for (const MemoryEntry& e : c.memory) {
-      cell.items.push_back(ListItem{
-          ParseInline(std::string(MemoryKindWording(m, e.kind)) + (e.scope.empty() ? "" : ", " + Code(e.scope)) +
-                      (lang == Lang::kFr ? " : " : ": ") + Ref(e.human, lang) + " " + LocalWords(e.human.unit, lang) +
-                      (e.source.empty() ? "" : " — " + Code(e.source))),
-          {}});
+      cell.items.push_back(ListItem{Wording(MemoryKindWording(m, e.kind)) +
+                                        (e.scope.empty() ? Spans() : ", " + CodeSpans(e.scope)) +
+                                        (lang == Lang::kFr ? " : " : ": ") + RefSpans(e.human, lang) + " " +
+                                        LocalWords(e.human.unit, lang) +
+                                        (e.source.empty() ? Spans() : " — " + CodeSpans(e.source)),
+                                    {}});
     }
   }
   if (!memory.empty()) {
-    doc.Paragraph(ParseInline("**" + std::string(m.mem_heading) + "** (" + std::string(m.mem_note) + ")"));
+    doc.Paragraph(Spans{BoldSpan(Wording(m.mem_heading))} + " (" + Wording(m.mem_note) + ")");
     doc.List(std::move(memory));
   }
 }
@@ -159,7 +158,7 @@ TrapKind KindOf(const Trap& t) {
 }
 
 void RenderTraps(const Analysis& a, const Messages& m, Document& doc) {
-  doc.Heading(2, ParseInline(m.traps_section));
+  doc.Heading(2, Wording(m.traps_section));
   const std::pair<TrapKind, std::string_view> sections[] = {{TrapKind::kCache, m.cache_hits},
                                                             {TrapKind::kDropThrottled, m.drops_throttled},
                                                             {TrapKind::kDropContended, m.drops_contended},
@@ -170,15 +169,16 @@ void RenderTraps(const Analysis& a, const Messages& m, Document& doc) {
     std::vector<ListItem> lines;
     for (const Trap& t : a.traps) {
       if (KindOf(t) != kind) continue;
-      lines.push_back(ParseItem(Code(t.key.task) + " — " + Code(KeyLabel(t.key, m)) + " — " + std::string(m.run) +
-                                " " + Code(t.run_id) + " (" + std::string(m.call) + " " +
-                                Code(std::to_string(t.call_index)) + ") — " + Code(t.code) +
-                                (t.reason.empty() ? "" : ": " + Code(t.reason))));
+      lines.push_back(ListItem{CodeSpans(t.key.task) + " — " + CodeSpans(KeyLabel(t.key, m)) + " — " +
+                                   Wording(m.run) + " " + CodeSpans(t.run_id) + " (" + Wording(m.call) + " " +
+                                   CodeSpans(std::to_string(t.call_index)) + ") — " + CodeSpans(t.code) +
+                                   (t.reason.empty() ? Spans() : ": " + CodeSpans(t.reason)),
+                               {}});
     }
     if ((kind == TrapKind::kOther || kind == TrapKind::kDropContended) && lines.empty()) continue;
-    doc.Heading(3, ParseInline(heading));
+    doc.Heading(3, Wording(heading));
     if (lines.empty()) {
-      doc.Paragraph(ParseInline(m.no_trap));
+      doc.Paragraph(Wording(m.no_trap));
     } else {
       doc.List(std::move(lines));
     }
@@ -259,12 +259,10 @@ std::vector<std::string> TasksOf(const Analysis& analysis) {
 Document RenderDocument(const Analysis& analysis, Lang lang) {
   const Messages& m = MessagesOf(lang);
   Document doc;
-  doc.Heading(1, ParseInline(Title(analysis, m)));
-  if (analysis.simulated) doc.Paragraph(ParseInline(m.simulated_note));
-  for (const std::string& note : {std::string(m.sources_note), std::string(m.numbers_note), SpreadNote(lang)}) {
-    doc.Paragraph(ParseInline(note));
-  }
-  doc.Heading(2, ParseInline(m.table_section));
+  doc.Heading(1, Title(analysis, m));
+  if (analysis.simulated) doc.Paragraph(Wording(m.simulated_note));
+  for (const Spans& note : {Wording(m.sources_note), Wording(m.numbers_note), SpreadNote(lang)}) doc.Paragraph(note);
+  doc.Heading(2, Wording(m.table_section));
   for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, doc);
   RenderTraps(analysis, m, doc);
   return doc;
@@ -286,8 +284,8 @@ Document RenderGuideDocument(const Analysis& analysis, const GuideModel& model,
   if (!model.outputs.empty()) sections.push_back(m.outputs_section);
   for (std::string_view s : {mm.reading_section, m.cond_section, m.skipped_section}) sections.push_back(s);
   Document doc;
-  doc.Heading(1, ParseInline(Title(analysis, m)));
-  if (analysis.simulated) doc.Paragraph(ParseInline(m.simulated_note));
+  doc.Heading(1, Title(analysis, m));
+  if (analysis.simulated) doc.Paragraph(Wording(m.simulated_note));
   RenderAnswer(model, lang, doc);
   Spans contents = {BoldSpan({TextSpan(std::string(mm.contents))}), TextSpan(lang == Lang::kFr ? " : " : ": ")};
   for (size_t i = 0; i < sections.size(); ++i) {
@@ -301,27 +299,25 @@ Document RenderGuideDocument(const Analysis& analysis, const GuideModel& model,
   RenderThresholdsSection(model, lang, doc);
   RenderRulesSection(model, lang, doc);
   RenderRepetitionSection(model, lang, doc);
-  doc.Heading(2, ParseInline(m.table_section));
+  doc.Heading(2, Wording(m.table_section));
   for (const std::string& task : TasksOf(analysis)) RenderTable(analysis, task, lang, m, doc, &model);
   RenderVerdictsSection(model, lang, doc);
   RenderCostSection(model, lang, doc);
   RenderTraps(analysis, m, doc);
   RenderOutputsSection(model, lang, doc);
-  doc.Heading(2, ParseInline(mm.reading_section));
+  doc.Heading(2, Wording(mm.reading_section));
   std::string newest;
   for (const auto& s : model.series) newest = std::max(newest, s.last_start);
-  if (!newest.empty()) doc.Paragraph(ParseInline(std::string(m.newest_record) + " " + Code(newest) + "."));
-  for (const std::string& note : {std::string(m.sources_note), std::string(m.numbers_note), SpreadNote(lang)}) {
-    doc.Paragraph(ParseInline(note));
-  }
+  if (!newest.empty()) doc.Paragraph(Wording(m.newest_record) + " " + CodeSpans(newest) + ".");
+  for (const Spans& note : {Wording(m.sources_note), Wording(m.numbers_note), SpreadNote(lang)}) doc.Paragraph(note);
   RenderConditionsSection(model, lang, doc);
-  doc.Heading(2, ParseInline(m.skipped_section));
+  doc.Heading(2, Wording(m.skipped_section));
   if (skipped.empty()) {
-    doc.Paragraph(ParseInline(m.skipped_none));
+    doc.Paragraph(Wording(m.skipped_none));
   } else {
-    doc.Paragraph(ParseInline(std::to_string(skipped.size()) + " " + std::string(m.skipped_count)));
+    doc.Paragraph(std::to_string(skipped.size()) + " " + Wording(m.skipped_count));
     std::vector<ListItem> lines;
-    for (const auto& line : skipped) lines.push_back(ListItem{ParseInline(Code(line)), {}});
+    for (const auto& line : skipped) lines.push_back(ListItem{CodeSpans(line), {}});
     doc.List(std::move(lines));
   }
   return doc;

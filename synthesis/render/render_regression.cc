@@ -1,17 +1,18 @@
 // "Regression checks": the coordinator's newest verdict of each machine, task and setting, one
 // line each, the answer first (the kind), then the figure, the test and the runs compared. The
 // verdict's own numbers (medians, change, p-value, level, threshold) are the coordinator's, quoted
-// in Code() spans as record text; the run counts are "count" sources naming the runs.
+// in code spans as record text; the run counts are "count" sources naming the runs. Built as spans
+// (spans.h): the coordinator's text (test name, label, unit, run ids) is never parsed.
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "synthesis/render/inline_markdown.h"
 #include "synthesis/render/inline_text.h"
 #include "synthesis/render/messages.h"
 #include "synthesis/render/sections.h"
+#include "synthesis/render/spans.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -45,15 +46,15 @@ std::string Percent(std::string number, Lang lang) { return number + (lang == La
 
 // The coordinator names its test in English (coordinator/scheduler/regression.cc): its known
 // words in French, anything else as is.
-std::string TestName(const std::string& test, Lang lang) {
-  if (lang != Lang::kFr) return MdCell(test);
+Spans TestName(const std::string& test, Lang lang) {
+  if (lang != Lang::kFr) return CellSpans(test);
   std::string out = test;
   for (const auto& [en, fr] : {std::pair<std::string_view, std::string_view>{"two-sided", "bilatéral"},
                                std::pair<std::string_view, std::string_view>{"normal approximation",
                                                                              "approximation normale"}}) {
     if (size_t at = out.find(en); at != std::string::npos) out.replace(at, en.size(), fr);
   }
-  return MdCell(out);
+  return CellSpans(out);
 }
 
 // The key figure with its unit: a verdict stored before labels names its metric; the wall time
@@ -66,48 +67,51 @@ std::string FigureText(const v1::RegressionVerdict& v, Lang lang) {
 
 ListItem CheckLine(const RegressionCheck& c, Lang lang, const Messages& m) {
   const v1::RegressionVerdict& v = c.verdict;
-  std::string where = Code(c.machine) + " · " + Code(c.task);
-  if (!v.mode().empty()) where += " · " + Code(v.mode());
-  where += " · " + std::string(PhaseWording(m, v.phase()));
-  if (!c.matrix.empty()) where += " · " + Code(c.matrix);
-  std::vector<std::string> parts = {"**" + std::string(KindWording(v.kind(), m)) + "**", where};
+  Spans where = CodeSpans(c.machine) + " · " + CodeSpans(c.task);
+  if (!v.mode().empty()) where += " · " + CodeSpans(v.mode());
+  where += " · " + Wording(PhaseWording(m, v.phase()));
+  if (!c.matrix.empty()) where += " · " + CodeSpans(c.matrix);
+  std::vector<Spans> parts = {{BoldSpan(Wording(KindWording(v.kind(), m)))}, where};
   const std::string figure = FigureText(v, lang);
   const bool tested = v.kind() != v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL && !v.test().empty();
   if (v.baseline_run_ids_size() > 0) {
     std::string change = FormatNumber(v.sample_change() * 100, lang);
     if (v.sample_change() > 0) change = "+" + change;
-    parts.push_back(Fill(m.reg_medians, {{"figure", MdCell(figure)},
-                                         {"sample", Code(FormatNumber(v.sample_median(), lang))},
-                                         {"baseline", Code(FormatNumber(v.baseline_median(), lang))},
-                                         {"change", Code(Percent(change, lang))},
-                                         {"threshold", Code(Percent(Short(v.threshold() * 100, lang), lang))}}));
+    parts.push_back(FillSpans(m.reg_medians,
+                              {{"figure", CellSpans(figure)},
+                               {"sample", CodeSpans(FormatNumber(v.sample_median(), lang))},
+                               {"baseline", CodeSpans(FormatNumber(v.baseline_median(), lang))},
+                               {"change", CodeSpans(Percent(change, lang))},
+                               {"threshold", CodeSpans(Percent(Short(v.threshold() * 100, lang), lang))}}));
   } else {
-    parts.push_back(MdCell(figure));
+    parts.push_back(CellSpans(figure));
   }
   if (tested) {
-    std::string test = Fill(m.reg_test, {{"test", TestName(v.test(), lang)},
-                                         {"p", Code("p = " + Short(v.p_value(), lang) +
-                                                    (v.p_value() < v.level() ? " < " : " ≥ ") +
-                                                    Short(v.level(), lang))}});
+    Spans test = FillSpans(m.reg_test, {{"test", TestName(v.test(), lang)},
+                                        {"p", CodeSpans("p = " + Short(v.p_value(), lang) +
+                                                        (v.p_value() < v.level() ? " < " : " ≥ ") +
+                                                        Short(v.level(), lang))}});
     if (v.kind() == v1::RegressionVerdict::KIND_SAMPLE_TOO_SMALL) {
       test += " " + (v.sample_runs_needed() > 0
-                         ? Fill(m.reg_needs, {{"needed", Code(std::to_string(v.sample_runs_needed()))}})
-                         : std::string(m.reg_never));
+                         ? FillSpans(m.reg_needs, {{"needed", CodeSpans(std::to_string(v.sample_runs_needed()))}})
+                         : Wording(m.reg_never));
     }
     parts.push_back(test);
   } else if (v.kind() == v1::RegressionVerdict::KIND_BASELINE_TOO_SMALL) {
-    parts.push_back(Fill(m.reg_no_test, {{"needed", Code(std::to_string(v.baseline_runs_needed()))}}));
+    parts.push_back(FillSpans(m.reg_no_test, {{"needed", CodeSpans(std::to_string(v.baseline_runs_needed()))}}));
   }
   // The baseline's runs by the first 8 characters of their ids, as "What to watch" names runs;
   // every id is in the count's source.
   constexpr int kShown = 6;
-  std::vector<std::string> runs;
-  for (int i = 0; i < v.baseline_run_ids_size() && i < kShown; ++i) runs.push_back(Code(v.baseline_run_ids(i).substr(0, 8)));
-  if (v.baseline_run_ids_size() > kShown) runs.push_back("…");
-  parts.push_back(Fill(m.reg_runs, {{"sample", RefCount(c.sample_runs)},
-                                    {"baseline", RefCount(c.baseline_runs)},
-                                    {"runs", runs.empty() ? std::string(m.none_value) : Join(runs, ", ")}}));
-  return ParseItem(Join(parts, " — "));
+  std::vector<Spans> runs;
+  for (int i = 0; i < v.baseline_run_ids_size() && i < kShown; ++i) {
+    runs.push_back(CodeSpans(v.baseline_run_ids(i).substr(0, 8)));
+  }
+  if (v.baseline_run_ids_size() > kShown) runs.push_back(TextSpans("…"));
+  parts.push_back(FillSpans(m.reg_runs, {{"sample", RefCountSpans(c.sample_runs)},
+                                         {"baseline", RefCountSpans(c.baseline_runs)},
+                                         {"runs", runs.empty() ? Wording(m.none_value) : JoinSpans(runs, ", ")}}));
+  return ListItem{JoinSpans(parts, " — "), {}};
 }
 
 bool Found(Kind kind) {
@@ -123,25 +127,25 @@ bool Found(Kind kind) {
 void RenderRegressionSection(const GuideModel& model, Lang lang, Document& doc) {
   if (model.regression_checks.empty()) return;
   const Messages& m = MessagesOf(lang);
-  doc.Heading(2, ParseInline(m.reg_section));
-  doc.Paragraph(ParseInline(m.reg_intro));
+  doc.Heading(2, Wording(m.reg_section));
+  doc.Paragraph(Wording(m.reg_intro));
   std::vector<ListItem> found, near;
   for (const RegressionCheck& c : model.regression_checks) {
     if (Found(c.verdict.kind())) found.push_back(CheckLine(c, lang, m));
     if (c.verdict.kind() == v1::RegressionVerdict::KIND_NOT_SIGNIFICANT) near.push_back(CheckLine(c, lang, m));
   }
   if (found.empty()) {
-    doc.Paragraph(ParseInline(m.reg_none_found));
+    doc.Paragraph(Wording(m.reg_none_found));
   } else {
     doc.List(std::move(found));
   }
-  std::vector<std::string> counts;
+  std::vector<Spans> counts;
   for (const RegressionCount& rc : model.regression_counts) {
-    if (!Found(rc.kind)) counts.push_back(std::string(KindWording(rc.kind, m)) + " " + RefCount(rc.count));
+    if (!Found(rc.kind)) counts.push_back(Wording(KindWording(rc.kind, m)) + " " + RefCountSpans(rc.count));
   }
   if (counts.empty()) return;
-  doc.Paragraph(ParseInline("**" + std::string(m.reg_others) + "**" + (lang == Lang::kFr ? " : " : ": ") +
-                            Join(counts, " · ")));
+  doc.Paragraph(Spans{BoldSpan(Wording(m.reg_others))} + (lang == Lang::kFr ? " : " : ": ") +
+                JoinSpans(counts, " · "));
   doc.List(std::move(near));
 }
 

@@ -1,9 +1,9 @@
 // The guide's sections beyond the synthesis table and the traps, each appended to the guide's
-// document tree (document.h; a level 2 heading first), their wording turned into spans by
-// ParseInline (inline_markdown.h). Every figure is printed with Ref() (inline_text.h); every
-// verbatim identifier, version, date or record text holding digits in a Code() span, so the
-// guide's number test can check that each remaining number carries its source. Internal to
-// synthesis/render.
+// document tree (document.h; a level 2 heading first) as spans built from the model (spans.h):
+// the catalogue's templates filled with values that are never parsed. Every figure is printed with
+// RefSpans(); every verbatim identifier, version, date or record text holding digits in a code
+// span (CodeSpans()), so the guide's number test can check that each remaining number carries its
+// source. Internal to synthesis/render.
 #ifndef BENCHFLEET_SYNTHESIS_RENDER_SECTIONS_H_
 #define BENCHFLEET_SYNTHESIS_RENDER_SECTIONS_H_
 
@@ -19,7 +19,7 @@ namespace benchfleet::synthesis {
 
 // The conditions of every series (render_conditions.cc), an appendix: its heading is collapsed.
 void RenderConditionsSection(const GuideModel& model, Lang lang, Document& doc);
-// A size as the conditions recorded it ("80 GiB", "15,5 Gio"), for a Code() span: quoted, not a
+// A size as the conditions recorded it ("80 GiB", "15,5 Gio"), for a code span: quoted, not a
 // figure of the guide.
 std::string ConditionsSizeText(uint64_t bytes, Lang lang);
 

@@ -1,7 +1,7 @@
 // The spread beside a median in the guide's text: " (95% CI 40.6 [S4] – 42.7 [S5], CV 3.13 [S7] %)"
 // from the analysis' Spread (spread_figures.h), and the note of "How to read" that says how it is
-// computed. Every number is a Ref() or, for the method's constants, a Code() span. Internal to
-// synthesis/render; pure functions; thread-safe.
+// computed, as spans (spans.h). Every number is a RefSpans() figure or, for the method's constants,
+// a code span. Internal to synthesis/render; pure functions; thread-safe.
 #ifndef BENCHFLEET_SYNTHESIS_RENDER_SPREAD_TEXT_H_
 #define BENCHFLEET_SYNTHESIS_RENDER_SPREAD_TEXT_H_
 
@@ -9,16 +9,17 @@
 #include <string>
 
 #include "synthesis/analysis/spread_figures.h"
+#include "synthesis/render/document.h"
 #include "synthesis/render/render.h"
 
 namespace benchfleet::synthesis {
 
 // Returns " (`95%` CI 40.6 [S4] – 42.7 [S5], CV 3.13 [S7] %)", with what the spread has (the
 // interval, the CV, or both), leading space included; "" without a spread.
-std::string SpreadText(const std::optional<Spread>& spread, Lang lang);
+Spans SpreadText(const std::optional<Spread>& spread, Lang lang);
 
 // Returns the note of "How to read" on the spread, its constants from common/stats/spread.h.
-std::string SpreadNote(Lang lang);
+Spans SpreadNote(Lang lang);
 
 }  // namespace benchfleet::synthesis
 

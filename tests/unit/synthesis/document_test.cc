@@ -79,13 +79,13 @@ TEST(ParseInlineTest, MarkupThatDoesNotCloseIsText) {
   EXPECT_EQ(spans[3].text, " `unclosed **x [y] z ![w]");
 }
 
-// What the section writers compose (Code() spans, Ref() figures, "\|" in cells, catalogue
-// templates) comes back byte for byte.
+// The guide's inline Markdown (code spans, figures, "\|" in cells, catalogue templates) comes
+// back byte for byte.
 TEST(ParseInlineTest, TheGuidesInlineTextWritesBackUnchanged) {
   for (const std::string line : {"**Contents**: [Decision tables](#decision-tables) · [Rules](#rules)",
                                  "`tiny.gguf`: meets interactive (1823 [S336] tokens/s).",
                                  "`a\\|b` — `gpu` — run `r1` (call `2`) — `FAILED`: `bad \"<x>\" & more`",
-                                 "52.9 [S1] – 60.0 [S2] (`95%` CI)", "**SIMULATED**", "— x \\| y", "2 ** 3 a*b"}) {
+                                 "52.9 [S1] – 60.0 [S2] (`95%` CI)", "**SIMULATED**", "— x \\| y", "2 \\*\\* 3 a\\*b"}) {
     EXPECT_EQ(Line(ParseInline(line)), line);
   }
 }
