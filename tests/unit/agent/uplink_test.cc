@@ -402,7 +402,9 @@ TEST_F(UplinkTest, TaskUpdatesWaitForAStreamAndOnlyTheLatestProgressIsKept) {
   uplink.SendTaskUpdate(finished);
   EXPECT_EQ(uplink.pending_task_updates(), 4u);
   ASSERT_TRUE(uplink.Start().ok());
-  ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.task_updates().size() >= 4; }));
+  // The gateway can see the last update before the uplink's writer has counted it: wait for both.
+  ASSERT_TRUE(gateway_.WaitFor(
+      [&] { return gateway_.task_updates().size() >= 4 && uplink.stats().task_updates_sent >= 4; }));
   std::vector<std::string> seen;
   for (const auto& u : gateway_.task_updates()) seen.push_back(BriefUpdate(u));
   EXPECT_THAT(seen, ElementsAre("task-1 accepted 4", "task-1 progress 2", "task-2 progress 1", "task-1 finished done"));
@@ -430,7 +432,8 @@ TEST_F(UplinkTest, TaskUpdatesMadeWhileTheStreamIsBrokenGoOnTheNextStream) {
   EXPECT_EQ(uplink.pending_task_updates(), 1u);
   EXPECT_TRUE(gateway_.task_updates().empty());
   clock.Advance(absl::Seconds(5));
-  ASSERT_TRUE(gateway_.WaitFor([&] { return gateway_.task_updates().size() == 1; }));
+  ASSERT_TRUE(
+      gateway_.WaitFor([&] { return gateway_.task_updates().size() == 1 && uplink.pending_task_updates() == 0; }));
   EXPECT_EQ(uplink.stats().sessions, 2u);
   EXPECT_EQ(BriefUpdate(gateway_.task_updates()[0]), "task-1 finished done");
   EXPECT_EQ(uplink.pending_task_updates(), 0u);
