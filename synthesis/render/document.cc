@@ -51,19 +51,6 @@ std::string EscapeText(std::string_view text, bool in_label = false) {
   return out;
 }
 
-// An image's alt text on one line: newlines and tabs become one space, trailing spaces dropped.
-std::string OneLine(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n' || c == '\r' || c == '\t') {
-      if (out.empty() || out.back() != ' ') out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
 
 // A code span fenced by more backticks than any run inside it (one when there is none, as
 // CodeSpans() leaves it), padded by a space when its text starts or ends with a backtick.
@@ -130,6 +117,19 @@ Span LinkSpan(Spans label, std::string target) {
 }
 Span ImageSpan(std::string alt, std::string target) {
   return Span{Span::Kind::kImage, std::move(alt), std::move(target), {}};
+}
+
+std::string OneLine(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      if (out.empty() || out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
 }
 
 std::string PlainText(const Spans& spans) {

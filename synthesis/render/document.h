@@ -6,6 +6,7 @@
 #define BENCHFLEET_SYNTHESIS_RENDER_DOCUMENT_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace benchfleet::synthesis {
@@ -26,6 +27,10 @@ Span CodeSpan(std::string text);
 Span BoldSpan(Spans children);
 Span LinkSpan(Spans label, std::string target);
 Span ImageSpan(std::string alt, std::string target);
+
+// `text` on one line, as an image's alt text and a table cell need it: newlines and tabs become
+// one space, trailing spaces dropped.
+std::string OneLine(std::string_view text);
 
 // The text of `spans` without markup: code spans' characters, links' labels, images' alt texts.
 std::string PlainText(const Spans& spans);

@@ -67,18 +67,7 @@ Spans TextSpans(std::string_view text) {
   return out;
 }
 
-Spans CellSpans(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n' || c == '\r' || c == '\t') {
-      if (out.empty() || out.back() != ' ') out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return TextSpans(out);
-}
+Spans CellSpans(std::string_view text) { return TextSpans(OneLine(text)); }
 
 Spans CodeSpans(std::string_view text) {
   if (text.empty()) return TextSpans("—");  // an empty code span cannot be written in Markdown
