@@ -18,9 +18,15 @@ double NiceStep(double max, int ticks) {
   return 10 * p;
 }
 
+// Enough decimals to tell ticks `step` apart. A step that is not a positive finite number (an
+// axis up to a value near the largest double) gets none, and none needs more than a double's 15.
+int TickDecimals(double step) {
+  if (!(step > 0) || !std::isfinite(step)) return 0;
+  return static_cast<int>(std::clamp(-std::floor(std::log10(step) + 1e-9), 0.0, 15.0));
+}
+
 std::string TickText(double v, double step, Lang lang) {
-  int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
-  std::string s = Fixed(v, decimals);
+  std::string s = Fixed(v, TickDecimals(step));
   if (lang == Lang::kFr) std::replace(s.begin(), s.end(), '.', ',');
   return s;
 }

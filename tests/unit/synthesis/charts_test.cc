@@ -4,6 +4,7 @@
 // charts' own width estimate (tests/browser measures the boxes the browser draws).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <regex>
 #include <string>
@@ -16,6 +17,7 @@
 #include "synthesis/analysis/table.h"
 #include "synthesis/guide.h"
 #include "synthesis/readers/measurement_files.h"
+#include "synthesis/render/chart_axes.h"
 #include "synthesis/render/chart_svg.h"
 #include "synthesis/render/chart_targets.h"
 #include "synthesis/render/inline_text.h"
@@ -24,6 +26,20 @@
 
 namespace benchfleet::synthesis {
 namespace {
+
+TEST(ChartAxesTest, ATicksTextHasTheDecimalsItsStepNeedsAndNoneForAStepPastTheDoubles) {
+  EXPECT_EQ(TickText(2.5, 0.5, Lang::kEn), "2.5");
+  EXPECT_EQ(TickText(2.5, 0.5, Lang::kFr), "2,5");
+  EXPECT_EQ(TickText(40, 20, Lang::kEn), "40");
+  EXPECT_EQ(TickText(0.02, 0.01, Lang::kEn), "0.02");
+  // An axis from -1e308 to 1e308 (figures near the largest double): its span and so its step
+  // overflow to infinity, and its ticks are whole numbers (UBSan found the negated INT_MIN this
+  // was before).
+  const double span = 1e308 - -1e308;
+  EXPECT_EQ(NiceStep(span, 4), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(TickText(0, NiceStep(span, 4), Lang::kEn), "0");
+  EXPECT_EQ(TickText(1, 1e-300, Lang::kEn), "1.000000000000000");
+}
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
