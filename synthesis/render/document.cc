@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 
 namespace benchfleet::synthesis {
 namespace {
@@ -21,13 +22,11 @@ std::string EscapePipes(std::string_view text) {
   return out;
 }
 
-bool IsAlnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
 // Text as literal Markdown, so that text from the data never reads as markup: \ ` * < > & and |
 // are backslash-escaped everywhere; "_" unless inside a word ("cache_prompt" cannot open emphasis);
 // a bracket only where it could make a link (a "]" before "(", any bracket in a link's label), so
-// that "52.9 [S3]" stays as the guide prints it. A "(" never
-// starts the span after a text span (adjacent text joins; other spans start with ` * [ or !).
+// that "52.9 [S3]" stays as the guide prints it. A "(" never starts the span after a text span
+// (adjacent text joins; other spans start with ` * [ or !).
 std::string EscapeText(std::string_view text, bool in_label = false) {
   std::string out;
   out.reserve(text.size());
@@ -36,7 +35,8 @@ std::string EscapeText(std::string_view text, bool in_label = false) {
     switch (c) {
       case '\\': case '`': case '*': case '<': case '>': case '&': case '|': out += '\\'; break;
       case '_':
-        if (i == 0 || i + 1 == text.size() || !IsAlnum(text[i - 1]) || !IsAlnum(text[i + 1])) out += '\\';
+        if (i == 0 || i + 1 == text.size() || !absl::ascii_isalnum(static_cast<unsigned char>(text[i - 1])) ||
+            !absl::ascii_isalnum(static_cast<unsigned char>(text[i + 1]))) out += '\\';
         break;
       case '[':
         if (in_label) out += '\\';
@@ -50,7 +50,6 @@ std::string EscapeText(std::string_view text, bool in_label = false) {
   }
   return out;
 }
-
 
 // A code span fenced by more backticks than any run inside it (one when there is none, as
 // CodeSpans() leaves it), padded by a space when its text starts or ends with a backtick.
